@@ -1,0 +1,268 @@
+"""Search: tactics with a scripted evaluator, tree reuse, exact terminals, self-play knobs, clocks,
+resignation, passing, pondering."""
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+from azgo.engine.board import BLACK, WHITE
+from azgo.engine.coords import gtp_to_move, move_to_gtp
+from azgo.engine.game import Game
+from azgo.engine.mcts import SearchConfig
+from azgo.engine.resign import ResignConfig, ResignTracker, effective_threshold
+from azgo.engine.search import Limits, Searcher, apply_pass_rules
+from azgo.engine.timecontrol import Clock, TimeSettings
+
+from scripted_eval import FakeClock, ScriptedEvaluator
+
+
+def game_with(black, white, size=9, komi=0.0, to_move=BLACK):
+    g = Game(size, komi=komi)
+    g.board.setup([gtp_to_move(v, size) for v in black], [gtp_to_move(v, size) for v in white], to_move=to_move)
+    return g
+
+
+# ------------------------------------------------------------------ tactics
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_ladder_on_9x9(seed):
+    # White D4 has two liberties. Atari at E4 starts a working ladder (verified by reading it out
+    # below); atari at D3 lets White extend to three liberties. The prior cannot tell them apart.
+    g = game_with(["C4", "D5", "C3"], ["D4"])
+    s = Searcher(ScriptedEvaluator(), SearchConfig(), seed=seed)
+    r = s.search(g, Limits(visits=1200))
+    assert move_to_gtp(r.move, 9) == "E4", [(move_to_gtp(c.move, 9), c.visits) for c in r.candidates[:4]]
+    # the prior treats both ataris alike
+    prior = {move_to_gtp(c.move, 9): c.prior for c in r.candidates}
+    assert prior["E4"] == pytest.approx(prior["D3"])
+
+
+def test_capture_race_is_won_by_filling_a_liberty():
+    # Bottom edge: Black B1-C1 (liberties A1, B2) races the adjacent White D1-E1 (liberties E2, F1);
+    # both are walled in by safe walls of the other colour. Black to move wins only by filling one
+    # of White's liberties (E2 or F1) first; capturing then frees Black's chain.
+    black = ["B1", "C1", "D3", "E3", "F3", "G3", "D2", "F2", "G2", "G1"]
+    white = ["D1", "E1", "A3", "B3", "C3", "A2", "C2"]
+    g = game_with(black, white)
+    assert g.board.liberties(gtp_to_move("B1", 9)) == 2 and g.board.liberties(gtp_to_move("D1", 9)) == 2
+    searchers = {BLACK: Searcher(ScriptedEvaluator(), seed=5), WHITE: Searcher(ScriptedEvaluator(), seed=6)}
+    first = searchers[BLACK].search(g, Limits(visits=1000)).move
+    assert move_to_gtp(first, 9) in ("E2", "F1")
+    g.play(first)
+    for _ in range(4):  # both sides play on with the search: Black wins the race
+        g.play(searchers[g.to_move].search(g, Limits(visits=600)).move)
+    assert g.board.color_at(gtp_to_move("D1", 9)) != WHITE and g.board.color_at(gtp_to_move("E1", 9)) != WHITE
+    assert g.board.color_at(gtp_to_move("B1", 9)) == BLACK
+
+
+def test_terminal_pass_is_scored_exactly():
+    # 3x3, Black owns everything with two eyes; White passed. Black's pass ends the game with a win
+    # by 9 points (komi 0); filling an eye would let White capture everything.
+    g = game_with(["B3", "A2", "B2", "C2", "B1", "C1", "A3"], [], size=3, komi=0.0, to_move=WHITE)
+    g.play(g.board.pass_move)
+    s = Searcher(ScriptedEvaluator(), seed=0)
+    r = s.search(g, Limits(visits=200))
+    assert r.move == g.board.pass_move
+    root = s.root
+    pass_child = root.children.get(g.board.pass_move)
+    # values are from the side to move at the node: White, who lost by 9
+    assert pass_child is not None and pass_child.terminal == -1.0 and pass_child.score == -9.0
+    i = int(np.flatnonzero(root.moves == g.board.pass_move)[0])
+    assert root.W[i] == root.N[i] > 0  # every visit backed up exactly +1 for Black
+
+
+# ------------------------------------------------------------------ tree reuse
+def test_tree_reuse_keeps_visits():
+    g = Game(9, komi=7.0)
+    s = Searcher(ScriptedEvaluator(), seed=0)
+    r1 = s.search(g, Limits(visits=400))
+    assert r1.reused_visits == 0
+    g.play(r1.move)
+    reply = r1.candidates[0].pv[1]
+    expected = s.root.children[r1.move].children[reply].visits
+    g.play(reply)
+    r2 = s.search(g, Limits(visits=400))
+    assert expected > 0 and r2.reused_visits == expected
+    assert r2.visits == 400 and r2.playouts == 400 - expected
+    # an unexplored reply starts fresh
+    g.play(r2.move)
+    unexplored = next(m for m in g.board.legal_moves() if m not in s.root.children[r2.move].children)
+    g.play(unexplored)
+    assert s.search(g, Limits(visits=50)).reused_visits == 0
+    # undo back into the old tree also starts fresh (a different line)
+    g.undo()
+    g.undo()
+    assert s.search(g, Limits(visits=10)).reused_visits == 0
+
+
+def test_batching_uses_fewer_network_calls():
+    ev = ScriptedEvaluator()
+    Searcher(ev, SearchConfig(batch_size=8), seed=0).search(Game(9), Limits(visits=400))
+    assert ev.positions <= 400 and ev.calls < 400 / 4
+
+
+# ------------------------------------------------------------------ self-play knobs
+def test_noise_forced_playouts_and_pruning():
+    cfg = SearchConfig(noise_fraction=0.25, forced_playouts_k=2.0)
+    s = Searcher(ScriptedEvaluator(), cfg, seed=3)
+    g = game_with(["C4", "D5", "C3"], ["D4"])  # the ladder: one clearly best move
+    s.search(g, Limits(visits=800), noise=True, reuse=False)
+    root = s.root
+    assert not np.allclose(root.prior, root.raw_prior)
+    assert root.prior.sum() == pytest.approx(1.0)
+    target = s.policy_target(prune=True)
+    raw = s.policy_target(prune=False)
+    assert raw.sum() == root.N.sum() and target.sum() < raw.sum()
+    assert np.all(target <= raw) and np.all(target == np.round(target))
+    assert target.argmax() == raw.argmax() and target.max() == raw.max()
+    # every pruned child's PUCT value at its pruned count stays at or below the best child's
+    total = root.N.sum()
+    c = cfg.c_puct + math.log((1 + total + cfg.c_puct_base) / cfg.c_puct_base)
+    q = np.where(root.N > 0, root.W / np.maximum(root.N, 1), -1)
+    best = int(np.argmax(root.N))
+    best_puct = q[best] + c * root.prior[best] * math.sqrt(total) / (1 + root.N[best])
+    pruned = target[root.moves] < root.N
+    kept = target[root.moves][pruned]
+    assert pruned.sum() > 0
+    puct = q[pruned] + c * root.prior[pruned] * math.sqrt(total) / (1 + np.maximum(kept, 1))
+    assert np.all(puct <= best_puct + 1e-9)
+    # forced playouts: every visited child got at least its forced share (up to rounding)
+    forced = np.sqrt(2.0 * root.prior * root.N.sum())
+    assert np.all(root.N[root.N > 0] >= np.floor(forced[root.N > 0]) - 1)
+
+
+def test_temperature_sampling_follows_visits():
+    s = Searcher(ScriptedEvaluator(), seed=0)
+    g = Game(7)
+    s.search(g, Limits(visits=200))
+    picks = {s.choose_move(temperature=1.0) for _ in range(200)}
+    assert len(picks) > 1
+    assert all(s.root.N[np.flatnonzero(s.root.moves == m)[0]] > 0 for m in picks)
+
+
+# ------------------------------------------------------------------ limits and clocks
+def test_seconds_limit_and_stop_event():
+    clock = FakeClock()
+    s = Searcher(ScriptedEvaluator(cost=0.01, clock=clock), now=clock, seed=0)
+    r = s.search(Game(9), Limits(seconds=1.0, early_stop=False))
+    assert 0.99 <= r.seconds <= 1.02
+
+
+def play_game_on_clock(settings: TimeSettings, size=9, moves=120, cost=0.02, lag=1.0):
+    clock = FakeClock(real=True)
+    ev = ScriptedEvaluator(cost=cost, clock=clock)
+    game = Game(size, komi=7.0)
+    clocks = Clock(settings)
+    searchers = {c: Searcher(ev, seed=c, now=clock) for c in (BLACK, WHITE)}
+    worst = 0.0
+    for _ in range(moves):
+        if game.over:
+            break
+        colour = game.to_move
+        budget = clocks.budget(colour, sum(game.board.counts), size * size, lag=lag)
+        t = clock()
+        r = searchers[colour].search(game, Limits(visits=10 ** 6), budget=budget)
+        elapsed = clock() - t
+        worst = max(worst, elapsed)
+        clocks.spend(colour, elapsed)
+        game.play(r.move)
+    return clocks, worst, game
+
+
+@pytest.mark.parametrize("settings", [
+    TimeSettings("absolute", main=10.0),
+    TimeSettings("byoyomi", main=0.0, period=1.0, periods=5),
+    TimeSettings("byoyomi", main=5.0, period=1.0, periods=1),
+    TimeSettings("canadian", main=0.0, period=5.0, stones=5),
+], ids=["absolute10s", "byoyomi5x1s", "main5s+byoyomi1x1s", "canadian5in5s"])
+def test_simulated_clock_never_overruns(settings):
+    clocks, worst, game = play_game_on_clock(settings)
+    assert game.move_number > 60
+    for c in (BLACK, WHITE):
+        cc = clocks.clocks[c]
+        assert not cc.flagged and cc.periods_lost == 0, (c, cc, worst)
+
+
+def test_clock_from_gtp_and_time_left():
+    assert TimeSettings.from_gtp(600, 30, 0).kind == "none"
+    assert TimeSettings.from_gtp(600, 0, 0).kind == "absolute"
+    assert TimeSettings.from_gtp(600, 300, 25) == TimeSettings("canadian", 600, 300, 0, 25)
+    c = Clock(TimeSettings("byoyomi", main=60, period=10, periods=3))
+    c.time_left(BLACK, 30, 0)
+    assert c.clocks[BLACK].main_left == 30 and not c.clocks[BLACK].in_overtime
+    c.time_left(BLACK, 0, 0)  # main time just ran out
+    assert c.clocks[BLACK].in_overtime and c.clocks[BLACK].periods_left == 3
+    c.time_left(BLACK, 7, 2)
+    assert c.clocks[BLACK].period_left == 7 and c.clocks[BLACK].periods_left == 2
+    assert c.budget(BLACK, 10, 81, lag=1.0) == pytest.approx(9.0)
+    assert math.isinf(Clock().budget(BLACK, 0, 81))
+    with pytest.raises(ValueError):
+        TimeSettings("byoyomi", main=10, period=0, periods=0)
+
+
+# ------------------------------------------------------------------ resignation and passing
+def test_resignation():
+    area = 81
+    t = ResignTracker(ResignConfig(threshold=0.1, consecutive=3))
+    assert not any(t.observe(0.01, m, area) for m in (2, 4, 6))  # too early in the game
+    t.reset()
+    assert [t.observe(w, m, area) for w, m in ((0.05, 30), (0.04, 32), (0.03, 34))] == [False, False, True]
+    t.reset()
+    assert not any(t.observe(w, m, area) for w, m in ((0.05, 30), (0.5, 32), (0.03, 34), (0.03, 36)))
+    assert t.observe(0.02, 38, area)
+    off = ResignTracker(ResignConfig(enabled=False))
+    assert not any(off.observe(0.0, m, area) for m in range(30, 60))
+    # White in a 4-stone game: a much lower bar early on
+    cfg = ResignConfig(threshold=0.1)
+    assert effective_threshold(cfg, 4, area, 4, True) < 0.03
+    assert effective_threshold(cfg, 20, area, 4, False) == 0.1
+    assert effective_threshold(cfg, 60, area, 4, True) == pytest.approx(0.1)
+    white_h, black = ResignTracker(cfg), ResignTracker(cfg)
+    assert not any(white_h.observe(0.07, m, area, handicap=4, is_white=True) for m in (22, 24, 26, 28))
+    assert any(black.observe(0.07, m, area, handicap=4, is_white=False) for m in (22, 24, 26, 28))
+
+
+def test_search_resigns_in_a_lost_position():
+    # White has nothing; Black owns the board: White's searches report a tiny winrate.
+    g = game_with(["C3", "C4", "C5", "D3", "D5", "E3", "E4", "E5", "G7", "G6"], [], komi=0, to_move=WHITE)
+    s = Searcher(ScriptedEvaluator(scale=2.0), seed=0)
+    t = ResignTracker(ResignConfig())
+    decisions = [t.observe(s.search(g, Limits(visits=100)).winrate, 40 + 2 * k, 81) for k in range(3)]
+    assert decisions == [False, False, True]
+
+
+def test_pass_rules():
+    # Black leads on the board; White passed: Black answers with a pass.
+    g = game_with(["E5"], [], komi=0.5)
+    g.board.to_move = WHITE
+    g.play(g.board.pass_move)
+    s = Searcher(ScriptedEvaluator(), seed=0)
+    r = s.search(g, Limits(visits=30))
+    assert apply_pass_rules(r, g) == g.board.pass_move
+    # White would lose by passing now: never pass while the board says we lose.
+    g2 = game_with(["E5"], [], komi=0.5, to_move=WHITE)
+    r2 = s.search(g2, Limits(visits=30))
+    r2.move = g2.board.pass_move
+    assert apply_pass_rules(r2, g2) != g2.board.pass_move
+
+
+# ------------------------------------------------------------------ pondering
+def test_ponder_stops_within_50ms_and_tree_is_reused():
+    from azgo.nets.evaluator import OnnxEvaluator
+    from azgo.nets.registry import default_net_path
+    ev = OnnxEvaluator(default_net_path())
+    s = Searcher(ev, seed=0)
+    g = Game(19, komi=7.5)
+    g.play(gtp_to_move("Q16", 19))
+    s.ponder(g)
+    time.sleep(0.5)
+    assert s.pondering
+    t = time.perf_counter()
+    s.stop_pondering()
+    stop_ms = (time.perf_counter() - t) * 1000
+    assert stop_ms < 50, stop_ms
+    kept = s.root.visits
+    assert kept > 1
+    r = s.search(g, Limits(visits=kept + 8))
+    assert r.reused_visits == kept
