@@ -1,5 +1,5 @@
 """Fixed handicap placement as GTP v2 specifies it (section 4.1.1), generalised to other sizes as
-GNU Go 3.8 does: stones on the 3rd line on boards up to 12x12 and on the 4th line above that
+GNU Go 3.8 does: stones on the 3rd line on boards up to 11x11 and on the 4th line above that
 (checked against ``gnugo`` in tests/test_gnugo_diff.py); at most 9 stones on odd boards from 9x9,
 at most 4 on even boards and 7x7, none below 7x7.
 """
@@ -31,7 +31,7 @@ def fixed_handicap(size: int, stones: int) -> list[int]:
         raise HandicapError(
             f"invalid number of stones: fixed handicap on {size}x{size} takes 2 to {top}" if top
             else f"invalid number of stones: no fixed handicap on {size}x{size}")
-    edge = 3 if size <= 12 else 4
+    edge = 3 if size <= 11 else 4
     low, high, mid = edge - 1, size - edge, size // 2
 
     def pt(col: int, line_from_bottom: int) -> int:

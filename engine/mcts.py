@@ -133,14 +133,15 @@ def c_puct_at(cfg: SearchConfig, total: float) -> float:
     return cfg.c_puct + math.log((1.0 + total + cfg.c_puct_base) / cfg.c_puct_base)
 
 
-def select(node: Node, cfg: SearchConfig, is_root: bool, forced_k: float) -> int:
-    """Index of the edge PUCT picks at ``node`` (virtual loss included)."""
+def select(node: Node, cfg: SearchConfig, is_root: bool, forced_k: float,
+           blocked: np.ndarray | None = None) -> int:
+    """Index of the edge PUCT picks at ``node`` (virtual loss included); ``blocked`` edges never."""
     N = node.N + node.VL
     total = N.sum()
     prior = node.prior
     if forced_k > 0 and total > 0:
         forced = np.sqrt(forced_k * prior * total)
-        short = np.flatnonzero((node.N > 0) & (N < forced))
+        short = np.flatnonzero((node.N > 0) & (N < forced) if blocked is None else (node.N > 0) & (N < forced) & ~blocked)
         if len(short):
             return int(short[np.argmax(forced[short] - N[short])])
     visited = N > 0
@@ -150,4 +151,7 @@ def select(node: Node, cfg: SearchConfig, is_root: bool, forced_k: float) -> int
     with np.errstate(invalid="ignore", divide="ignore"):
         q = np.where(visited, (node.W - node.VL) / N, fpu)
     u = c_puct_at(cfg, total) * prior * (math.sqrt(total) if total > 0 else 1.0) / (1.0 + N)
-    return int(np.argmax(q + u))
+    score = q + u
+    if blocked is not None:
+        score[blocked] = -np.inf
+    return int(np.argmax(score))

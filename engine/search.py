@@ -104,6 +104,7 @@ class Searcher:
         self._lock = threading.Lock()
         self.has_score = has_score
         self._root_komi: float | None = None
+        self.blocked: np.ndarray | None = None  # root edges excluded from this search (avoid/allow)
 
     # ---------------------------------------------------------------- tree reuse
     def set_game(self, game, reuse: bool = True) -> int:
@@ -203,7 +204,10 @@ class Searcher:
             node = root
             path: list[tuple[Node, int]] = []
             while node.expanded and node.terminal is None:
-                i = select(node, cfg, node is root, forced_k if node is root else 0.0)
+                if node is root:
+                    i = select(node, cfg, True, forced_k, self.blocked)
+                else:
+                    i = select(node, cfg, False, 0.0)
                 node.VL[i] += vl
                 path.append((node, i))
                 node = node.child(i, komi)
@@ -244,18 +248,20 @@ class Searcher:
     def search(self, game, limits: Limits = Limits(visits=200), budget: float | None = None,
                stop: threading.Event | None = None, callback: Callable[[list[MoveInfo]], None] | None = None,
                interval: float = 0.5, noise: bool = False, reuse: bool = True,
-               temperature: float = 0.0) -> SearchResult:
+               temperature: float = 0.0, exclude: set[int] | None = None) -> SearchResult:
         """Search the game's current position and return the result (the move is not played).
 
         ``budget``: seconds from a time control (None = none). ``stop``: an Event that ends the
         search. ``callback(candidates)`` is called every ``interval`` seconds (analysis). ``noise``:
         root Dirichlet noise and forced playouts (self-play). ``temperature`` > 0 samples the move
-        by visits^(1/T) instead of choosing the best.
+        by visits^(1/T) instead of choosing the best. ``exclude``: root moves not to consider
+        (GTP ``avoid``/``allow``; ignored if it would exclude every move).
         """
         with self._lock:
-            return self._search(game, limits, budget, stop, callback, interval, noise, reuse, temperature)
+            return self._search(game, limits, budget, stop, callback, interval, noise, reuse, temperature,
+                                exclude)
 
-    def _search(self, game, limits, budget, stop, callback, interval, noise, reuse, temperature):
+    def _search(self, game, limits, budget, stop, callback, interval, noise, reuse, temperature, exclude):
         cfg = self.config
         t0 = self.now()
         reused = self.set_game(game, reuse=reuse)
@@ -268,6 +274,10 @@ class Searcher:
             root.value_sum = root.value
             playouts = 1
         self._prepare_root(noise)
+        self.blocked = None
+        if exclude and root.expanded:
+            blocked = np.isin(root.moves, np.fromiter(exclude, dtype=np.int64))
+            self.blocked = blocked if blocked.any() and not blocked.all() else None
         forced_k = cfg.forced_playouts_k if noise else 0.0
         deadline = math.inf
         if limits.seconds is not None:
@@ -328,10 +338,14 @@ class Searcher:
         order = np.lexsort((-root.prior, -root.N))
         out = []
         cfg = self.config
-        for i in order[: max_moves or len(order)]:
+        for i in order:
+            if max_moves is not None and len(out) >= max_moves:
+                break
             n = int(root.N[i])
             if n == 0:
                 break
+            if self.blocked is not None and self.blocked[i]:
+                continue
             mean = root.W[i] / n
             if n > 1:
                 var = max(root.W2[i] / n - mean * mean, 0.0) * n / (n - 1)
@@ -358,6 +372,8 @@ class Searcher:
         """The move to play from the root: sampled by visits^(1/T) if T > 0, else LCB or most visits."""
         root = self.root
         N = root.N
+        if N is not None and self.blocked is not None:
+            N = np.where(self.blocked, 0.0, N)
         if N is None or N.sum() == 0:
             return int(root.moves[np.argmax(root.prior)]) if root.expanded else root.board.pass_move
         if temperature > 0:

@@ -61,6 +61,73 @@ def load_position(sgf_path: str | None, moves: str | None, size: int, komi: floa
     return game
 
 
+def engine_options(f):
+    """The play settings shared by ``azgo gtp`` and ``azgo genmove`` (fields of EngineConfig)."""
+    from .config import DEFAULT_VISITS
+    opts = [
+        click.option("--config", "config_file", type=click.Path(dir_okay=False),
+                     help="TOML file with these settings (explicit options override it)."),
+        click.option("--net", help="ONNX network file (default: the packaged network)."),
+        click.option("--visits", type=click.IntRange(min=1),
+                     help=f"Visits per move (default {DEFAULT_VISITS} when no time limit applies)."),
+        click.option("--seconds", type=click.FloatRange(min=0, min_open=True), help="Seconds per move."),
+        click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
+                     help="onnxruntime intra-op threads."),
+        click.option("--batch-size", type=click.IntRange(min=1), default=8, show_default=True,
+                     help="Leaves per network call."),
+        click.option("--resign-threshold", type=click.FloatRange(0, 1, max_open=True), default=0.05,
+                     show_default=True, help="Resign below this winrate (0 = never resign)."),
+        click.option("--resign-moves", type=click.IntRange(min=1), default=3, show_default=True,
+                     help="...for this many of our moves in a row."),
+        click.option("--ponder/--no-ponder", default=False, show_default=True,
+                     help="Think on the opponent's time."),
+        click.option("--lag", type=click.FloatRange(min=0), default=1.0, show_default=True,
+                     help="Seconds kept back per move for network/GUI lag under a time control."),
+        click.option("--lcb/--no-lcb", default=True, show_default=True,
+                     help="Choose moves by lower confidence bound (else most visits)."),
+        click.option("--symmetry", type=click.Choice(["none", "random", "average"]), default="random",
+                     show_default=True, help="Board symmetry per network evaluation."),
+        click.option("--seed", type=int, help="Random seed (reproducible searches)."),
+        click.option("--precision", type=click.Choice(["fp32", "int8"]), default="fp32", show_default=True,
+                     help="Network precision (int8 needs <net>.int8.onnx beside the net)."),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def make_config(ctx: click.Context, params: dict):
+    """EngineConfig from a TOML file (if any) overridden by options given on the command line."""
+    import dataclasses
+    from click.core import ParameterSource
+    from .config import EngineConfig, load_toml
+    fields = {f.name for f in dataclasses.fields(EngineConfig)}
+    values = {}
+    if params.get("config_file"):
+        try:
+            values.update(load_toml(params["config_file"]))
+        except ValueError as e:
+            raise click.UsageError(str(e)) from None
+    for name in fields & set(params):
+        explicit = ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)
+        if explicit or name not in values:
+            if params[name] is not None or explicit:
+                values[name] = params[name]
+    try:
+        return EngineConfig(**values)
+    except (TypeError, ValueError) as e:
+        raise click.UsageError(f"bad settings: {e}") from None
+
+
+def make_engine(config):
+    from azgo.nets.registry import NetError
+    from .engine import GtpEngine
+    try:
+        return GtpEngine(config)
+    except NetError as e:
+        raise click.ClickException(str(e)) from None
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="azgo", prog_name="azgo")
 def main() -> None:
@@ -85,6 +152,52 @@ def board_cmd(sgf_path, move_number, moves, size, komi):
     click.echo(f"move {game.move_number}, {side} to move, {legal} legal points, "
                f"captures B {b.prisoners[BLACK]} W {b.prisoners[WHITE]}, komi {game.komi:g}, "
                f"area score {result_string(score)}")
+
+
+@main.command("gtp")
+@engine_options
+@click.pass_context
+def gtp_cmd(ctx, **params):
+    """Speak GTP on stdin/stdout (for Sabaki, Lizzie, gtp2ogs, GoGui, match runners)."""
+    from .loop import run
+    engine = make_engine(make_config(ctx, params))
+    sys.exit(run(engine))
+
+
+@main.command("genmove")
+@engine_options
+@click.option("--sgf", "sgf_path", type=click.Path(dir_okay=False), help="Read the position from an SGF file.")
+@click.option("--move", "move_number", type=click.IntRange(min=0), help="Use the SGF position after this many moves.")
+@click.option("--moves", default="", help='Moves to play first, e.g. "B D4 W Q16" or "D4 Q16".')
+@click.option("--size", default=19, show_default=True, type=click.IntRange(2, 25), help="Board size.")
+@click.option("--komi", type=float, help="Komi (default 7.5, or the SGF's KM).")
+@click.option("--color", type=click.Choice(["b", "w", "black", "white"], case_sensitive=False),
+              help="Colour to move (default: whoever is to move).")
+@click.option("--json", "as_json", is_flag=True, help="Print move, winrate, score lead, visits and PV as JSON.")
+@click.pass_context
+def genmove_cmd(ctx, sgf_path, move_number, moves, size, komi, color, as_json, **params):
+    """Answer one position: print the move azgo would play, and exit."""
+    config = make_config(ctx, params)
+    game = load_position(sgf_path, moves, size, komi, move_number)
+    engine = make_engine(config)
+    if not engine.min_size <= game.size <= engine.max_size:
+        raise click.ClickException(f"the network plays {engine.min_size}x{engine.min_size} to "
+                                   f"{engine.max_size}x{engine.max_size}, not {game.size}x{game.size}")
+    engine.size, engine.komi, engine.game = game.size, game.komi, game
+    who = game.to_move if color is None else (BLACK if color.lower().startswith("b") else WHITE)
+    result, move = engine._think(who)
+    text = "resign" if move is None else move_to_gtp(move, game.size)
+    if as_json:
+        import json
+        click.echo(json.dumps({
+            "move": text, "color": "B" if who == BLACK else "W", "winrate": round(result.winrate, 4),
+            "score_lead": None if result.score_lead is None else round(result.score_lead, 2),
+            "visits": result.visits, "playouts": result.playouts, "seconds": round(result.seconds, 3),
+            "pv": [move_to_gtp(m, game.size) for m in next(
+                (c.pv for c in result.candidates if c.move == move), [] if move is None else [move])],
+        }))
+    else:
+        click.echo(text)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,77 @@
+"""Engine settings for ``azgo gtp`` and ``azgo genmove``: one frozen dataclass, from options or TOML.
+
+A ``--config FILE`` TOML file holds the same keys as the command-line options (with ``_`` or ``-``),
+e.g.::
+
+    net = "/path/to/net.onnx"
+    visits = 800
+    threads = 2
+    resign_threshold = 0.05
+    ponder = true
+
+Command-line options given explicitly override the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+DEFAULT_VISITS = 400
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Play settings. ``visits``/``seconds`` limit each move (None: ``DEFAULT_VISITS`` unless a time
+    control is active, in which case the clock decides); ``resign_threshold`` is a winrate, 0 = never."""
+
+    net: str | None = None
+    visits: int | None = None
+    seconds: float | None = None
+    threads: int = 1
+    batch_size: int = 8
+    resign_threshold: float = 0.05
+    resign_moves: int = 3
+    ponder: bool = False
+    lag: float = 1.0
+    lcb: bool = True
+    symmetry: str = "random"
+    cache_size: int = 100_000
+    seed: int | None = None
+    precision: str = "fp32"
+
+    def __post_init__(self) -> None:
+        if self.visits is not None and self.visits < 1:
+            raise ValueError("visits must be >= 1")
+        if self.seconds is not None and not (self.seconds > 0 and math.isfinite(self.seconds)):
+            raise ValueError("seconds must be a positive number")
+        if self.threads < 1 or self.batch_size < 1:
+            raise ValueError("threads and batch_size must be >= 1")
+        if not 0 <= self.resign_threshold < 1:
+            raise ValueError("resign_threshold is a winrate in [0, 1)")
+        if self.lag < 0:
+            raise ValueError("lag must be >= 0")
+
+
+def load_toml(path: str) -> dict:
+    """Read a TOML settings file into a dict of EngineConfig fields; ValueError names bad keys."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as e:
+        raise ValueError(f"cannot read config file {path}: {e.strerror or e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"config file {path} is not valid TOML: {e}") from None
+    names = {f.name for f in dataclasses.fields(EngineConfig)}
+    out = {}
+    for key, value in data.items():
+        name = key.replace("-", "_")
+        if name not in names:
+            raise ValueError(f"config file {path}: unknown setting {key!r} (known: {', '.join(sorted(names))})")
+        out[name] = value
+    return out

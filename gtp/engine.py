@@ -1,0 +1,572 @@
+"""GTP command handlers around one game, one search tree and one network.
+
+Every handler either returns its success text or raises ``GtpError`` with the canonical error text;
+a failed command leaves the game as it was. Analysis commands (``lz-analyze``, ``kata-analyze``,
+``lz-genmove_analyze``, ``kata-genmove_analyze``) write their own output through the ``Channel`` the
+command loop gives them and run until the next input line arrives (analysis) or the move is chosen.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+from typing import Callable, Protocol
+
+import numpy as np
+
+from azgo.engine.board import BLACK, WHITE, IllegalMove
+from azgo.engine.coords import CoordinateError, gtp_to_move, move_to_gtp
+from azgo.engine.game import Game
+from azgo.engine.handicap import HandicapError, fixed_handicap, max_fixed_handicap
+from azgo.engine.mcts import SearchConfig
+from azgo.engine.resign import ResignConfig, ResignTracker
+from azgo.engine.scoring import area_ownership, result_string
+from azgo.engine.search import Limits, MoveInfo, Searcher, apply_pass_rules
+from azgo.engine.timecontrol import Clock, TimeSettings
+
+from . import analysis as A
+from .config import DEFAULT_VISITS, EngineConfig
+from .protocol import Command, GtpError
+
+ENGINE_NAME = "azgo"
+ANALYSIS_COMMANDS = ("lz-analyze", "kata-analyze")
+GENMOVE_ANALYZE = ("lz-genmove_analyze", "kata-genmove_analyze")
+MAX_GTP_INT = 2 ** 31 - 1
+
+
+class Channel(Protocol):
+    """What streaming commands need from the command loop."""
+
+    def write(self, text: str) -> None: ...  # noqa: E704 - thread-safe write + flush to stdout
+
+    def wait_for_input(self) -> None: ...  # noqa: E704 - block until the next input line arrives
+
+
+def log(msg: str) -> None:
+    """Diagnostics to stderr, never starting with '=', '?', 'info' or 'play' (clients parse those)."""
+    text = str(msg)
+    if text.startswith(("=", "?", "info", "play")):
+        text = "azgo: " + text
+    print(text, file=sys.stderr, flush=True)
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+        return version("azgo")
+    except Exception:  # pragma: no cover
+        return "0.0"
+
+
+def _int_arg(tok: str, what: str = "integer") -> int:
+    if not (tok.isdigit() and tok.isascii()) or len(tok) > 10 or int(tok) > MAX_GTP_INT:
+        raise GtpError(f"syntax error: expected an {what}, got {tok!r}")
+    return int(tok)
+
+
+def _float_arg(tok: str) -> float:
+    try:
+        v = float(tok)
+    except ValueError:
+        raise GtpError(f"syntax error: expected a number, got {tok!r}") from None
+    if not math.isfinite(v):
+        raise GtpError(f"syntax error: expected a finite number, got {tok!r}")
+    return v
+
+
+class GtpEngine:
+    """The state behind ``azgo gtp``: configuration, network, game, search tree, clock, resignation."""
+
+    def __init__(self, config: EngineConfig = EngineConfig(), evaluator=None):
+        self.config = config
+        if evaluator is None:
+            from azgo.nets.evaluator import EvalConfig, OnnxEvaluator
+            from azgo.nets.registry import resolve_net
+            evaluator = OnnxEvaluator(resolve_net(config.net), EvalConfig(
+                threads=config.threads, symmetry=config.symmetry, cache_size=config.cache_size,
+                precision=config.precision, seed=config.seed))
+        self.evaluator = evaluator
+        self.min_size = int(getattr(evaluator, "min_size", 2) or 2)
+        self.max_size = int(getattr(evaluator, "max_size", 25) or 25)
+        self.search_config = SearchConfig(batch_size=config.batch_size, lcb=config.lcb)
+        self.searcher = Searcher(evaluator, self.search_config, seed=config.seed)
+        self.resign = ResignTracker(ResignConfig(enabled=config.resign_threshold > 0,
+                                                 threshold=config.resign_threshold,
+                                                 consecutive=config.resign_moves))
+        self.clock = Clock()
+        self.size = 19 if self.min_size <= 19 <= self.max_size else self.max_size
+        self.komi = 7.5
+        self.game = Game(self.size, self.komi)
+        self.handlers: dict[str, Callable[[tuple[str, ...]], str]] = {}
+        for name in dir(self):
+            if name.startswith("cmd_"):
+                self.handlers[name[4:].replace("__", "-")] = getattr(self, name)
+        self.streaming = {n: self._analyze for n in ANALYSIS_COMMANDS}
+        self.streaming.update({n: self._genmove_analyze for n in GENMOVE_ANALYZE})
+        self.quit_requested = False
+        self._ponder_after = False
+
+    # ----------------------------------------------------------------- dispatch
+    def commands(self) -> list[str]:
+        return sorted(set(self.handlers) | set(self.streaming))
+
+    def execute(self, cmd: Command, channel: Channel | None = None) -> str | None:
+        """Run one command: its success text, or None when it wrote its own streamed response.
+        Raises GtpError on failure."""
+        self.searcher.stop_pondering()
+        self._ponder_after = False
+        if cmd.name in self.streaming:
+            if channel is None:
+                raise GtpError(f"{cmd.name} needs a streaming channel")
+            self.streaming[cmd.name](cmd, channel)
+            return None
+        handler = self.handlers.get(cmd.name)
+        if handler is None:
+            raise GtpError("unknown command")
+        return handler(cmd.args)
+
+    def after_response(self) -> None:
+        """Called once the response went out: start pondering after our move if enabled."""
+        if self._ponder_after and self.config.ponder and not self.game.over:
+            self.searcher.ponder(self.game)
+        self._ponder_after = False
+
+    def stop(self) -> None:
+        self.searcher.stop_pondering()
+
+    # ----------------------------------------------------------------- helpers
+    def _color(self, tok: str) -> int:
+        return A.parse_color(tok)
+
+    def _vertex(self, tok: str) -> int:
+        try:
+            return gtp_to_move(tok, self.size)
+        except CoordinateError as e:
+            raise GtpError(f"syntax error: {e}") from None
+
+    def _nargs(self, args, n: int, usage: str) -> None:
+        if len(args) != n:
+            raise GtpError(f"syntax error: usage {usage}")
+
+    def _new_game(self) -> None:
+        self.game = Game(self.size, self.komi)
+        self.resign.reset()
+        self.clock.reset(self.clock.settings)
+
+    def _set_to_move(self, color: int) -> None:
+        if self.game.to_move != color:
+            b = self.game.board.copy()
+            b.to_move = color
+            self.game.boards[-1] = b
+
+    def _policy(self, game: Game) -> np.ndarray:
+        """The network's move probabilities ``[N*N+1]`` for the game's current position."""
+        from azgo.engine.features import encode_game
+        planes = encode_game(game)[None]
+        legal = game.board.legal_mask()[None]
+        return np.array(self.evaluator.evaluate(planes, legal).policy[0], dtype=np.float64)
+
+    def _limits(self, color: int) -> tuple[Limits, float | None]:
+        cfg = self.config
+        budget = None
+        if self.clock.settings.kind != "none":
+            budget = self.clock.budget(color, sum(self.game.board.counts), self.size * self.size, lag=cfg.lag)
+        visits = cfg.visits
+        if visits is None and cfg.seconds is None and budget is None:
+            visits = DEFAULT_VISITS
+        return Limits(visits=visits, seconds=cfg.seconds), budget
+
+    def _think(self, color: int, exclude=None, callback=None, interval=0.5):
+        """Search for ``color`` to move; returns (SearchResult, move or None for resign)."""
+        self._set_to_move(color)
+        limits, budget = self._limits(color)
+        result = self.searcher.search(self.game, limits, budget=budget, callback=callback,
+                                      interval=interval, exclude=exclude)
+        g = self.game
+        area = self.size * self.size
+        resign = self.resign.observe(result.winrate, g.move_number, area, g.handicap, color == WHITE)
+        move = apply_pass_rules(result, g)
+        if exclude and move in exclude:  # e.g. no pass while cleaning up dead stones
+            move = next((c.move for c in result.candidates if c.move not in exclude), move)
+        lead = f", lead {result.score_lead:+.1f}" if result.score_lead is not None else ""
+        log(f"azgo: {move_to_gtp(move, self.size)} winrate {100 * result.winrate:.1f}%{lead}, "
+            f"{result.visits} visits ({result.reused_visits} reused), {result.playouts} playouts in "
+            f"{result.seconds:.2f} s, {result.playouts_per_second:.0f} playouts/s")
+        return result, (None if resign else move)
+
+    def _play_own(self, color: int, move: int | None, elapsed: float) -> str:
+        if move is None:
+            return "resign"
+        self.game.play(move, color)
+        self.clock.spend(color, elapsed)
+        self._ponder_after = True
+        return move_to_gtp(move, self.size)
+
+    # ----------------------------------------------------------------- core commands
+    def cmd_protocol_version(self, args) -> str:
+        return "2"
+
+    def cmd_name(self, args) -> str:
+        return ENGINE_NAME
+
+    def cmd_version(self, args) -> str:
+        return _version()
+
+    def cmd_known_command(self, args) -> str:
+        self._nargs(args, 1, "known_command NAME")
+        return "true" if args[0] in self.handlers or args[0] in self.streaming else "false"
+
+    def cmd_list_commands(self, args) -> str:
+        return "\n".join(self.commands())
+
+    def cmd_quit(self, args) -> str:
+        self.quit_requested = True
+        return ""
+
+    def cmd_boardsize(self, args) -> str:
+        self._nargs(args, 1, "boardsize SIZE")
+        if not (args[0].isdigit() and args[0].isascii()) or len(args[0]) > 10:
+            raise GtpError("unacceptable size")
+        n = int(args[0])
+        if not self.min_size <= n <= self.max_size:
+            raise GtpError("unacceptable size")
+        self.size = n
+        self._new_game()
+        return ""
+
+    def cmd_clear_board(self, args) -> str:
+        self._new_game()
+        return ""
+
+    def cmd_komi(self, args) -> str:
+        self._nargs(args, 1, "komi FLOAT")
+        k = _float_arg(args[0])
+        if abs(k) > 1000:
+            raise GtpError("syntax error: komi out of range")
+        self.komi = k
+        self.game.komi = k
+        return ""
+
+    def cmd_play(self, args) -> str:
+        self._nargs(args, 2, "play COLOR VERTEX")
+        color = self._color(args[0])
+        if args[1].lower() == "resign":
+            return ""
+        move = self._vertex(args[1])
+        try:
+            self.game.play(move, color)
+        except IllegalMove:
+            raise GtpError("illegal move") from None
+        return ""
+
+    def cmd_genmove(self, args) -> str:
+        self._nargs(args, 1, "genmove COLOR")
+        color = self._color(args[0])
+        result, move = self._think(color)
+        return self._play_own(color, move, result.seconds)
+
+    def cmd_reg_genmove(self, args) -> str:
+        self._nargs(args, 1, "reg_genmove COLOR")
+        color = self._color(args[0])
+        before = self.game.board
+        result, move = self._think(color)
+        self.game.boards[-1] = before
+        return "resign" if move is None else move_to_gtp(move, self.size)
+
+    def cmd_kgs__genmove_cleanup(self, args) -> str:
+        self._nargs(args, 1, "kgs-genmove_cleanup COLOR")
+        color = self._color(args[0])
+        exclude = {self.game.board.pass_move} if self._opponent_has_dead_stones(color) else None
+        result, move = self._think(color, exclude=exclude)
+        return self._play_own(color, move, result.seconds)
+
+    def cmd_undo(self, args) -> str:
+        try:
+            self.game.undo()
+        except IndexError:
+            raise GtpError("cannot undo") from None
+        return ""
+
+    def cmd_showboard(self, args) -> str:
+        b = self.game.board
+        side = "Black" if b.to_move == BLACK else "White"
+        return (f"\n{b}\nmove {self.game.move_number}, {side} to move, komi {self.komi:g}, "
+                f"captures B {b.prisoners[BLACK]} W {b.prisoners[WHITE]}")
+
+    # ----------------------------------------------------------------- handicap
+    def _check_empty(self) -> None:
+        if self.game.moves or self.game.board.counts[BLACK] or self.game.board.counts[WHITE]:
+            raise GtpError("board not empty")
+
+    def cmd_fixed_handicap(self, args) -> str:
+        self._nargs(args, 1, "fixed_handicap N")
+        n = _int_arg(args[0])
+        self._check_empty()
+        try:
+            points = self.game.place_fixed_handicap(n)
+        except HandicapError:
+            raise GtpError("invalid number of stones") from None
+        return " ".join(move_to_gtp(p, self.size) for p in points)
+
+    def cmd_place_free_handicap(self, args) -> str:
+        self._nargs(args, 1, "place_free_handicap N")
+        n = _int_arg(args[0])
+        self._check_empty()
+        area = self.size * self.size
+        if n < 2 or n >= area:
+            raise GtpError("invalid number of stones")
+        top = max_fixed_handicap(self.size)
+        points = list(fixed_handicap(self.size, min(n, top))) if top >= 2 else []
+        while len(points) < n:  # more stones than fixed points: the network's favourite points
+            trial = Game(self.size, self.komi)
+            trial.setup(black=points, to_move=BLACK)
+            policy = self._policy(trial)[:-1]
+            policy[points] = -1.0
+            points.append(int(np.argmax(policy)))
+        self.game.set_handicap(points)
+        return " ".join(move_to_gtp(p, self.size) for p in points)
+
+    def cmd_set_free_handicap(self, args) -> str:
+        self._check_empty()
+        try:
+            points = [gtp_to_move(a, self.size) for a in args]
+        except CoordinateError:
+            raise GtpError("bad vertex list") from None
+        if len(points) < 2 or len(set(points)) != len(points) or self.game.board.pass_move in points \
+                or len(points) >= self.size * self.size:
+            raise GtpError("bad vertex list")
+        try:
+            self.game.set_handicap(points)
+        except ValueError:
+            raise GtpError("bad vertex list") from None
+        return ""
+
+    # ----------------------------------------------------------------- time
+    def cmd_time_settings(self, args) -> str:
+        self._nargs(args, 3, "time_settings MAIN BYO_YOMI_TIME BYO_YOMI_STONES")
+        main, byo = _float_arg(args[0]), _float_arg(args[1])
+        stones = _int_arg(args[2])
+        if main < 0 or byo < 0:
+            raise GtpError("syntax error: times must be >= 0")
+        self.clock.reset(TimeSettings.from_gtp(main, byo, stones))
+        return ""
+
+    def cmd_kgs__time_settings(self, args) -> str:
+        if not args:
+            raise GtpError("syntax error: usage kgs-time_settings none|absolute|byoyomi|canadian ...")
+        kind = args[0].lower()
+        try:
+            if kind == "none" and len(args) == 1:
+                settings = TimeSettings("none")
+            elif kind == "absolute" and len(args) == 2:
+                settings = TimeSettings("absolute", _float_arg(args[1]))
+            elif kind == "byoyomi" and len(args) == 4:
+                settings = TimeSettings("byoyomi", _float_arg(args[1]), _float_arg(args[2]), _int_arg(args[3]))
+            elif kind == "canadian" and len(args) == 4:
+                settings = TimeSettings("canadian", _float_arg(args[1]), _float_arg(args[2]), 0, _int_arg(args[3]))
+            else:
+                raise GtpError("syntax error: usage kgs-time_settings none | absolute MAIN | "
+                               "byoyomi MAIN PERIOD PERIODS | canadian MAIN PERIOD STONES")
+        except ValueError as e:
+            raise GtpError(f"syntax error: {e}") from None
+        if settings.kind == "absolute" and settings.main == 0:
+            settings = TimeSettings("none")
+        self.clock.reset(settings)
+        return ""
+
+    def cmd_time_left(self, args) -> str:
+        self._nargs(args, 3, "time_left COLOR TIME STONES")
+        color = self._color(args[0])
+        t = _float_arg(args[1])
+        stones = _int_arg(args[2])
+        self.clock.time_left(color, t, stones)
+        return ""
+
+    # ----------------------------------------------------------------- scoring
+    def _dead_chains(self) -> list[list[int]]:
+        """Chains the network's ownership (after a short search) calls dead."""
+        g = self.game
+        b = g.board
+        if not (b.counts[BLACK] or b.counts[WHITE]):
+            return []
+        result = self.searcher.search(g, Limits(visits=max(16, self.config.batch_size * 4)))
+        own = result.ownership
+        if own is None:
+            return []
+        me = b.to_move
+        seen: set[int] = set()
+        dead = []
+        for m in range(self.size * self.size):
+            c = b.color_at(m)
+            if c not in (BLACK, WHITE) or m in seen:
+                continue
+            chain = b.chain(m)
+            seen.update(chain)
+            sign = 1.0 if c == me else -1.0  # ownership is from the side to move's view
+            vals = sign * own[chain]
+            if float(np.mean(vals)) < -0.2 or float(np.min(vals)) < -0.6:
+                dead.append(chain)
+        return dead
+
+    def _opponent_has_dead_stones(self, color: int) -> bool:
+        self._set_to_move(color)
+        opp = 3 - color
+        return any(self.game.board.color_at(ch[0]) == opp for ch in self._dead_chains())
+
+    def cmd_final_score(self, args) -> str:
+        b = self.game.board
+        if self.game.over:
+            board = b
+        else:
+            board = b.copy()
+            dead = [m for ch in self._dead_chains() for m in ch]
+            if dead:
+                board.setup(empty=dead)
+        score = float(area_ownership(board).sum()) - self.komi
+        return result_string(score)
+
+    def cmd_final_status_list(self, args) -> str:
+        self._nargs(args, 1, "final_status_list alive|dead|seki")
+        status = args[0].lower()
+        if status not in ("alive", "dead", "seki"):
+            raise GtpError("syntax error: status must be alive, dead or seki")
+        if status == "seki":
+            return ""
+        b = self.game.board
+        dead = self._dead_chains() if not self.game.over else []
+        if status == "dead":
+            chains = dead
+        else:
+            dead_points = {m for ch in dead for m in ch}
+            seen, chains = set(), []
+            for m in range(self.size * self.size):
+                if b.color_at(m) in (BLACK, WHITE) and m not in seen and m not in dead_points:
+                    ch = b.chain(m)
+                    seen.update(ch)
+                    chains.append(ch)
+        return "\n".join(" ".join(move_to_gtp(m, self.size) for m in ch) for ch in chains)
+
+    # ----------------------------------------------------------------- SGF
+    def cmd_loadsgf(self, args) -> str:
+        if len(args) not in (1, 2):
+            raise GtpError("syntax error: usage loadsgf FILE [MOVE_NUMBER]")
+        from azgo.engine.sgf import SgfError, load_sgf
+        until = None
+        if len(args) == 2:
+            n = _int_arg(args[1])
+            until = max(n - 1, 0)  # the position before move N is played
+        try:
+            rec = load_sgf(args[0])
+            if not self.min_size <= rec.size <= self.max_size:
+                raise GtpError("cannot load file: board size not supported by the network")
+            game = rec.to_game(until)
+        except SgfError as e:
+            raise GtpError(f"cannot load file: {e}") from None
+        self.size = rec.size
+        self.komi = rec.komi
+        self.game = game
+        self.resign.reset()
+        return ""
+
+    def cmd_printsgf(self, args) -> str:
+        from azgo.engine.sgf import record_from_game, write_sgf
+        rec = record_from_game(self.game, black="", white="")
+        text = write_sgf(rec).decode("utf-8")
+        if args:
+            try:
+                with open(args[0], "w", encoding="utf-8") as f:
+                    f.write(text)
+            except OSError as e:
+                raise GtpError(f"cannot write file: {e.strerror or e}") from None
+            return ""
+        return text
+
+    # ----------------------------------------------------------------- KGS and misc
+    def cmd_kgs__game_over(self, args) -> str:
+        self.searcher.stop_pondering()
+        return ""
+
+    def cmd_clear_cache(self, args) -> str:
+        clear = getattr(self.evaluator, "clear_cache", None)
+        if clear:
+            clear()
+        self.searcher.root = None
+        return ""
+
+    # ----------------------------------------------------------------- analysis
+    def _analysis_setup(self, cmd: Command):
+        kata = cmd.name.startswith("kata")
+        aa = A.parse_analyze_args(cmd.args, self.size, kata)
+        color = aa.color if aa.color is not None else self.game.to_move
+        exclude = set(aa.avoid.get(color, set()))
+        if color in aa.allow:
+            allowed = aa.allow[color] | {self.game.board.pass_move}
+            exclude |= set(range(self.size * self.size)) - allowed
+        return kata, aa, color, exclude
+
+    def _emit(self, channel: Channel, kata: bool, aa: A.AnalyzeArgs, cands: list[MoveInfo],
+              ownership) -> None:
+        if aa.maxmoves:
+            cands = cands[: aa.maxmoves]
+        extra = []
+        if aa.minmoves and len(cands) < aa.minmoves and self.searcher.root is not None \
+                and self.searcher.root.expanded:
+            root = self.searcher.root
+            shown = {c.move for c in cands}
+            for i in np.argsort(-root.raw_prior).tolist():
+                if len(cands) + len(extra) >= aa.minmoves:
+                    break
+                m = int(root.moves[i])
+                if m in shown or (self.searcher.blocked is not None and self.searcher.blocked[i]):
+                    continue
+                extra.append(MoveInfo(move=m, visits=0, winrate=(root.q() * -1 + 1) / 2,
+                                      prior=float(root.raw_prior[i]), lcb=0.0, pv=[m], score_lead=None))
+        if not cands and not extra:
+            return
+        own = ownership if (kata and aa.ownership) else None
+        channel.write(A.info_line(cands, self.size, kata, own, extra) + "\n")
+
+    def _analyze(self, cmd: Command, channel: Channel) -> None:
+        kata, aa, color, exclude = self._analysis_setup(cmd)
+        self._set_to_move(color)
+        stop = threading.Event()
+        cid = "" if cmd.id is None else str(cmd.id)
+        channel.write(f"={cid}\n")
+
+        def callback(cands):
+            root = self.searcher.root
+            own = root.ownership if root is not None else None
+            self._emit(channel, kata, aa, cands, own)
+
+        interval = aa.interval if aa.interval > 0 else 1e9
+        worker = threading.Thread(target=self.searcher.search, args=(self.game, Limits(visits=10 ** 7)),
+                                  kwargs={"stop": stop, "callback": callback if aa.interval > 0 else None,
+                                          "interval": interval, "exclude": exclude or None},
+                                  daemon=True, name="azgo-analyze")
+        worker.start()
+        channel.wait_for_input()
+        stop.set()
+        worker.join()
+        channel.write("\n")
+
+    def _genmove_analyze(self, cmd: Command, channel: Channel) -> None:
+        kata, aa, color, exclude = self._analysis_setup(cmd)
+        if aa.color is None:
+            raise GtpError("syntax error: usage " + cmd.name + " COLOR [INTERVAL]")
+        cid = "" if cmd.id is None else str(cmd.id)
+
+        def callback(cands):
+            root = self.searcher.root
+            self._emit(channel, kata, aa, cands, root.ownership if root is not None else None)
+
+        channel.write(f"={cid}\n")
+        try:
+            result, move = self._think(color, exclude=exclude or None,
+                                       callback=callback if aa.interval > 0 else None,
+                                       interval=aa.interval if aa.interval > 0 else 1e9)
+            reply = self._play_own(color, move, result.seconds)
+        except GtpError as e:  # pragma: no cover - header already sent
+            reply = "resign"
+            log(f"azgo: {cmd.name} failed: {e}")
+        channel.write(f"play {reply}\n\n")
