@@ -200,5 +200,33 @@ def genmove_cmd(ctx, sgf_path, move_number, moves, size, komi, color, as_json, *
         click.echo(text)
 
 
+@main.command("match")
+@click.option("--engine-a", "-a", required=True, help='GTP command line of engine A, e.g. "azgo gtp --visits 200".')
+@click.option("--engine-b", "-b", required=True, help='GTP command line of engine B, e.g. "gnugo --mode gtp --level 10".')
+@click.option("--games", "-n", default=10, show_default=True, type=click.IntRange(min=1), help="Games (colours alternate; A is Black first).")
+@click.option("--size", default=9, show_default=True, type=click.IntRange(2, 25), help="Board size.")
+@click.option("--komi", default=7.0, show_default=True, type=float, help="Komi.")
+@click.option("--time", "time_control", default="none", show_default=True,
+              help="Time control sent to both engines and enforced: 'absolute MAIN', 'byoyomi MAIN PERIOD PERIODS', 'canadian MAIN PERIOD STONES'.")
+@click.option("--max-moves", type=click.IntRange(min=1), help="Score the game as it stands after this many moves (default 3*size*size).")
+@click.option("--sgf-dir", type=click.Path(file_okay=False), help="Write each game as SGF here (and the engines' stderr).")
+@click.option("--name-a", default="", help="Name for engine A (default: its GTP name).")
+@click.option("--name-b", default="", help="Name for engine B.")
+def match_cmd(engine_a, engine_b, games, size, komi, time_control, max_moves, sgf_dir, name_a, name_b):
+    """Play two GTP engines against each other; print wins, win rate (95% interval) and Elo."""
+    from .match import EngineError, parse_time_control, run_match, stderr_log
+    try:
+        tc = parse_time_control(time_control)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--time") from None
+    try:
+        summary = run_match(engine_a, engine_b, games, size, komi, tc, sgf_dir, max_moves, stderr_log,
+                            name_a, name_b)
+    except EngineError as e:
+        raise click.ClickException(str(e)) from None
+    for line in summary.lines():
+        click.echo(line)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -1,0 +1,307 @@
+"""Engine-vs-engine matches over GTP (``azgo match``): any two GTP command lines, alternating colours.
+
+Each game: ``boardsize``, ``clear_board``, ``komi`` (and ``time_settings`` when a time control is
+given) to both engines, then ``genmove`` to the side to move and ``play`` of its answer to the other.
+The runner keeps its own board (azgo's rules, positional superko) and adjudicates: an illegal or
+unparsable move loses (``B+F``/``W+F``), ``resign`` loses (``B+R``/``W+R``), running out of time loses
+(``B+T``/``W+T``), two consecutive passes end the game and Tromp-Taylor area scoring of the final
+board decides (no dead-stone removal: engines are expected to play it out), a game over the move cap
+is scored as it stands. Every game is written as SGF. The summary gives wins, the win rate of engine
+A with a 95% Wilson interval, and the Elo difference with the interval mapped through the same
+logistic formula.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shlex
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+from azgo.engine.board import BLACK, WHITE, IllegalMove, Rules
+from azgo.engine.coords import CoordinateError, gtp_to_move, move_to_gtp
+from azgo.engine.game import Game
+from azgo.engine.scoring import area_score, result_string
+from azgo.engine.timecontrol import Clock, TimeSettings
+
+
+class EngineError(RuntimeError):
+    """A GTP engine died, timed out or answered something unusable."""
+
+
+class GtpClient:
+    """A GTP engine subprocess: ``send(command)`` returns the response text or raises EngineError."""
+
+    def __init__(self, command: str, name: str = "", stderr_path: str | None = None, timeout: float = 600.0):
+        self.command = command
+        self.argv = shlex.split(command)
+        if not self.argv:
+            raise EngineError("empty engine command")
+        self.timeout = timeout
+        self._err = open(stderr_path, "ab") if stderr_path else subprocess.DEVNULL
+        try:
+            self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=self._err, bufsize=0)
+        except OSError as e:
+            raise EngineError(f"cannot start engine {command!r}: {e.strerror or e}") from None
+        self.name = name or self._safe("name") or self.argv[0]
+
+    def _safe(self, cmd: str) -> str | None:
+        try:
+            return self.send(cmd)
+        except EngineError:
+            return None
+
+    def send(self, command: str, timeout: float | None = None) -> str:
+        """Send one command; return the success text, raise EngineError on '?', death or timeout."""
+        proc = self.proc
+        if proc.poll() is not None:
+            raise EngineError(f"engine {self.argv[0]} has exited (status {proc.returncode})")
+        try:
+            proc.stdin.write((command + "\n").encode())
+            proc.stdin.flush()
+        except OSError:
+            raise EngineError(f"engine {self.argv[0]} closed its input") from None
+        lines: list[str] = []
+        box: dict = {}
+
+        def read() -> None:
+            try:
+                while True:
+                    raw = proc.stdout.readline()
+                    if not raw:
+                        box["eof"] = True
+                        return
+                    line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                    if not lines and not line.startswith(("=", "?")):
+                        continue  # tolerate noise before the response
+                    if not line and lines:
+                        return
+                    lines.append(line)
+            except (OSError, ValueError):
+                box["eof"] = True
+
+        t = threading.Thread(target=read, daemon=True)
+        t.start()
+        t.join(timeout if timeout is not None else self.timeout)
+        if t.is_alive():
+            self.close(kill=True)
+            raise EngineError(f"engine {self.argv[0]} did not answer {command!r} in time")
+        if box.get("eof") and not lines:
+            raise EngineError(f"engine {self.argv[0]} closed its output after {command!r}")
+        head = lines[0]
+        text = "\n".join([head[1:].lstrip("0123456789").strip()] + lines[1:]).strip()
+        if head.startswith("?"):
+            raise EngineError(f"engine {self.argv[0]} refused {command!r}: {text}")
+        return text
+
+    def close(self, kill: bool = False) -> None:
+        proc = self.proc
+        if proc.poll() is None and not kill:
+            try:
+                proc.stdin.write(b"quit\n")
+                proc.stdin.flush()
+                proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if self._err is not subprocess.DEVNULL:
+            self._err.close()
+
+
+@dataclass
+class GameOutcome:
+    """One finished game. ``winner`` is BLACK, WHITE or None (draw); ``a_black``: engine A had Black."""
+
+    winner: int | None
+    result: str
+    reason: str
+    a_black: bool
+    moves: list[tuple[int, int]] = field(default_factory=list)
+    game: Game | None = None
+    seconds: dict = field(default_factory=dict)
+
+
+def play_game(black: GtpClient, white: GtpClient, size: int, komi: float, time_settings: TimeSettings | None = None,
+              max_moves: int | None = None, rules: Rules = Rules()) -> GameOutcome:
+    """Play one game between two started engines; returns the outcome (``a_black`` left False)."""
+    engines = {BLACK: black, WHITE: white}
+    for e in engines.values():
+        e.send(f"boardsize {size}")
+        e.send("clear_board")
+        e.send(f"komi {komi:g}")
+    clock = Clock(time_settings or TimeSettings())
+    if time_settings is not None and time_settings.kind != "none":
+        s = time_settings
+        for e in engines.values():
+            if s.kind == "byoyomi":
+                # GTP has no byo-yomi: use kgs-time_settings, which every engine we drive knows
+                try:
+                    e.send(f"kgs-time_settings byoyomi {s.main:g} {s.period:g} {s.periods}")
+                except EngineError:
+                    e.send(f"time_settings {s.main + s.period * (s.periods - 1):g} {s.period:g} 1")
+            elif s.kind == "canadian":
+                e.send(f"time_settings {s.main:g} {s.period:g} {s.stones}")
+            else:
+                e.send(f"time_settings {s.main:g} 0 0")
+    game = Game(size, komi, rules)
+    cap = max_moves if max_moves is not None else 3 * size * size
+    spent = {BLACK: 0.0, WHITE: 0.0}
+    color = BLACK
+    letter = {BLACK: "B", WHITE: "W"}
+    while True:
+        if game.over:
+            score = area_score(game.board, komi)
+            winner = BLACK if score > 0 else WHITE if score < 0 else None
+            return GameOutcome(winner, result_string(score), "score", False, game.moves, game, spent)
+        if game.move_number >= cap:
+            score = area_score(game.board, komi)
+            winner = BLACK if score > 0 else WHITE if score < 0 else None
+            return GameOutcome(winner, result_string(score), "move cap", False, game.moves, game, spent)
+        me, other = engines[color], engines[3 - color]
+        if clock.settings.kind != "none":
+            c = clock.clocks[color]
+            if c.in_overtime:
+                left = c.period_left
+                stones = c.periods_left if clock.settings.kind == "byoyomi" else c.stones_left
+            else:
+                left, stones = c.main_left, 0
+            try:
+                me.send(f"time_left {'black' if color == BLACK else 'white'} {int(left)} {stones}")
+            except EngineError:
+                pass
+        t = time.monotonic()
+        try:
+            reply = me.send(f"genmove {'black' if color == BLACK else 'white'}").lower()
+        except EngineError as e:
+            return GameOutcome(3 - color, f"{letter[3 - color]}+F", f"{me.name}: {e}", False, game.moves, game, spent)
+        elapsed = time.monotonic() - t
+        spent[color] += elapsed
+        clock.spend(color, elapsed)
+        if clock.clocks[color].flagged:
+            return GameOutcome(3 - color, f"{letter[3 - color]}+T", "time", False, game.moves, game, spent)
+        if reply == "resign":
+            return GameOutcome(3 - color, f"{letter[3 - color]}+R", "resign", False, game.moves, game, spent)
+        try:
+            move = gtp_to_move(reply, size)
+            game.play(move, color)
+        except (CoordinateError, IllegalMove) as e:
+            return GameOutcome(3 - color, f"{letter[3 - color]}+F", f"{me.name} played {reply!r}: {e}",
+                               False, game.moves, game, spent)
+        try:
+            other.send(f"play {'black' if color == BLACK else 'white'} {move_to_gtp(move, size)}")
+        except EngineError as e:
+            return GameOutcome(color, f"{letter[color]}+F", f"{other.name}: {e}", False, game.moves, game, spent)
+        color = 3 - color
+
+
+def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval for a win rate (draws count half)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = wins / n
+    d = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / d
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def elo(p: float) -> float:
+    """Elo difference for win probability ``p`` (clamped away from 0 and 1)."""
+    p = min(max(p, 1e-4), 1 - 1e-4)
+    return -400.0 * math.log10(1.0 / p - 1.0)
+
+
+@dataclass
+class MatchSummary:
+    games: int
+    a_wins: float
+    b_wins: float
+    draws: int
+    a_name: str
+    b_name: str
+
+    @property
+    def rate(self) -> float:
+        return (self.a_wins + 0.5 * self.draws) / self.games if self.games else 0.0
+
+    def lines(self) -> list[str]:
+        lo, hi = wilson(self.a_wins + 0.5 * self.draws, self.games)
+        return [
+            f"{self.a_name} vs {self.b_name}: {self.games} games, {self.a_name} won {self.a_wins:g}, "
+            f"{self.b_name} won {self.b_wins:g}, draws {self.draws}",
+            f"win rate of {self.a_name}: {100 * self.rate:.1f}% (95% interval {100 * lo:.1f}% - {100 * hi:.1f}%)",
+            f"Elo difference: {elo(self.rate):+.0f} (95% interval {elo(lo):+.0f} .. {elo(hi):+.0f})",
+        ]
+
+
+def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7.0,
+              time_settings: TimeSettings | None = None, sgf_dir: str | None = None,
+              max_moves: int | None = None, log=print, name_a: str = "", name_b: str = "",
+              engine_timeout: float = 600.0) -> MatchSummary:
+    """Play ``games`` games of A vs B (A takes Black in even games); write SGFs; return the summary."""
+    from azgo.engine.sgf import record_from_game, write_sgf
+    if sgf_dir:
+        os.makedirs(sgf_dir, exist_ok=True)
+    errs = os.path.join(sgf_dir, "engines.stderr.log") if sgf_dir else None
+    a = GtpClient(cmd_a, name_a, errs, engine_timeout)
+    b = GtpClient(cmd_b, name_b, errs, engine_timeout)
+    if a.name == b.name:
+        a.name, b.name = a.name + " (A)", b.name + " (B)"
+    summary = MatchSummary(0, 0, 0, 0, a.name, b.name)
+    try:
+        for i in range(games):
+            a_black = i % 2 == 0
+            black, white = (a, b) if a_black else (b, a)
+            out = play_game(black, white, size, komi, time_settings, max_moves)
+            out.a_black = a_black
+            summary.games += 1
+            if out.winner is None:
+                summary.draws += 1
+            elif (out.winner == BLACK) == a_black:
+                summary.a_wins += 1
+            else:
+                summary.b_wins += 1
+            if sgf_dir and out.game is not None:
+                rec = record_from_game(out.game, black=black.name, white=white.name, result=out.result,
+                                       root_props={"AZS": str(i)})
+                path = os.path.join(sgf_dir, f"game{i:04d}.sgf")
+                tmp = path + ".tmp"
+                with open(tmp, "wb") as f:
+                    f.write(write_sgf(rec))
+                os.replace(tmp, path)
+            log(f"game {i + 1}/{games}: {black.name} (B) vs {white.name} (W): {out.result} ({out.reason}), "
+                f"{len(out.moves)} moves; {summary.a_name} {summary.a_wins:g} - {summary.b_wins:g} {summary.b_name}")
+    finally:
+        a.close()
+        b.close()
+    return summary
+
+
+def parse_time_control(text: str) -> TimeSettings:
+    """``none``, ``absolute MAIN``, ``byoyomi MAIN PERIOD PERIODS``, ``canadian MAIN PERIOD STONES``."""
+    parts = text.split()
+    try:
+        kind = parts[0].lower()
+        if kind == "none" and len(parts) == 1:
+            return TimeSettings("none")
+        if kind == "absolute" and len(parts) == 2:
+            return TimeSettings("absolute", float(parts[1]))
+        if kind == "byoyomi" and len(parts) == 4:
+            return TimeSettings("byoyomi", float(parts[1]), float(parts[2]), int(parts[3]))
+        if kind == "canadian" and len(parts) == 4:
+            return TimeSettings("canadian", float(parts[1]), float(parts[2]), 0, int(parts[3]))
+    except (IndexError, ValueError):
+        pass
+    raise ValueError(f"bad time control {text!r}: use 'none', 'absolute MAIN', 'byoyomi MAIN PERIOD PERIODS' "
+                     "or 'canadian MAIN PERIOD STONES' (seconds)")
+
+
+def stderr_log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)

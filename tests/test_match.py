@@ -1,0 +1,46 @@
+"""azgo match: a whole game against GNU Go over GTP, SGF output, adjudication, statistics."""
+
+import math
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from azgo.engine.scoring import area_score, result_string
+from azgo.engine.sgf import load_sgf
+from azgo.gtp.match import elo, parse_time_control, wilson
+
+GNUGO = shutil.which("gnugo") or ("/usr/games/gnugo" if shutil.os.path.exists("/usr/games/gnugo") else None)
+needs_gnugo = pytest.mark.skipif(GNUGO is None, reason="GNU Go not installed (apt-get install gnugo)")
+
+
+def test_statistics():
+    lo, hi = wilson(50, 100)
+    assert lo == pytest.approx(0.404, abs=0.002) and hi == pytest.approx(0.596, abs=0.002)
+    assert elo(0.5) == 0 and elo(0.76) == pytest.approx(200, abs=1)
+    assert wilson(0, 10)[0] == 0 and wilson(10, 10)[1] == 1
+    assert parse_time_control("byoyomi 10 1 5").periods == 5
+    with pytest.raises(ValueError):
+        parse_time_control("fischer 10 1")
+
+
+@needs_gnugo
+def test_whole_9x9_game_against_gnugo(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "azgo.gtp.cli", "match", "-a", f"{sys.executable} -m azgo.gtp.cli gtp --visits 8",
+         "-b", f"{GNUGO} --mode gtp --level 0", "-n", "2", "--size", "9", "--komi", "7",
+         "--sgf-dir", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "2 games" in out.stdout and "Elo difference" in out.stdout and "95% interval" in out.stdout
+    for i in range(2):
+        rec = load_sgf(str(tmp_path / f"game{i:04d}.sgf"))
+        assert rec.size == 9 and rec.komi == 7
+        assert {rec.black, rec.white} == {"azgo", "GNU Go"}
+        game = rec.to_game()
+        assert game.move_number > 10
+        if rec.result[2:] not in ("R", "F", "T"):
+            assert game.over or game.move_number >= 3 * 81
+            assert rec.result == result_string(area_score(game.board, 7))
+    wins = [line for line in out.stderr.splitlines() if line.startswith("game ")]
+    assert len(wins) == 2 and not math.isnan(len(wins))
