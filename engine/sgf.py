@@ -18,6 +18,8 @@ property   where     meaning
 ``AZP``    move      raw root visit counts of the search that chose this move, before any pruning:
                      space-separated ``point:count`` with SGF points and ``pass`` for a pass,
                      e.g. ``cc:312 dc:40 pass:3`` (see ``encode_visits`` / ``decode_visits``)
+``AZX``    move      the policy training target: the visit counts after KataGo's forced-playout pruning
+                     (same encoding as ``AZP``); absent when no pruning applied (then use ``AZP``)
 ``AZN``    move      total root visits of that search
 ``AZT``    move      ``1`` for a full (recorded, trainable) search, ``0`` for a cheap one
 ``AZQ``    move      root value after the search, side to move's view, in [-1, 1]

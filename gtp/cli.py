@@ -128,7 +128,41 @@ def make_engine(config):
         raise click.ClickException(str(e)) from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A click group whose training verbs live in ``azgo.training.cli`` and load only when used,
+    so ``azgo gtp``/``azgo genmove`` never import the training package (or torch)."""
+
+    lazy = {
+        "selfplay": "azgo.training.cli:selfplay",
+        "train": "azgo.training.cli:train",
+        "export": "azgo.training.cli:export",
+        "loop": "azgo.training.cli:loop",
+    }
+
+    def list_commands(self, ctx):
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy))
+
+    def get_command(self, ctx, name):
+        if name in self.lazy and name not in self.commands:
+            import importlib
+            module, attr = self.lazy[name].split(":")
+            try:
+                return getattr(importlib.import_module(module), attr)
+            except (ImportError, AttributeError) as e:
+                return _unavailable(name, e)
+        return super().get_command(ctx, name)
+
+
+def _unavailable(name: str, error: Exception) -> click.Command:
+    @click.command(name, context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+                   help=f"(unavailable: {error})")
+    def cmd():
+        raise click.ClickException(f"azgo {name} is unavailable: {error}. "
+                                   "Install the training extras: python3 -m pip install 'azgo[train]'")
+    return cmd
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="azgo", prog_name="azgo")
 def main() -> None:
     """azgo: a Go engine in the AlphaGo Zero style (ONNX network + PUCT search, GTP)."""
