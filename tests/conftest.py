@@ -1,0 +1,34 @@
+"""Shared pytest fixtures and hooks."""
+
+# ============================================================================ GNU Go (tests/gnugo.py)
+# Fixtures for the differential tests against GNU Go 3.8 (tests/test_gnugo_diff.py). A test that
+# takes ``gnugo`` is skipped with a clear reason when the binary is missing. Keep this section
+# self-contained; other fixtures go in their own sections below.
+import pytest
+
+import gnugo as _gnugo_helper
+
+
+@pytest.fixture(scope="session")
+def gnugo_path() -> str:
+    """Path of the GNU Go binary; skips the test when GNU Go is not installed."""
+    return _gnugo_helper.require_gnugo()
+
+
+@pytest.fixture(scope="module")
+def gnugo(gnugo_path):
+    """One ``gnugo --mode gtp --chinese-rules --seed 1`` process shared by a test module."""
+    engine = _gnugo_helper.GnuGo(seed=1, binary=gnugo_path)
+    try:
+        yield engine
+    finally:
+        engine.close()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Print the counts the GNU Go differential tests collected (games, moves, exclusions...)."""
+    if _gnugo_helper.SUMMARY:
+        terminalreporter.section("GNU Go differential test summary")
+        for line in _gnugo_helper.SUMMARY:
+            terminalreporter.write_line(line)
+# ======================================================================== end of GNU Go section

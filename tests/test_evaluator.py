@@ -1,0 +1,229 @@
+"""OnnxEvaluator: probabilities, symmetries, cache, int8, and the errors for unusable networks."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from azgo.engine import planes as P
+from azgo.engine import symmetry as sym
+from azgo.nets import registry
+from azgo.nets.registry import NetError
+from azgo.nets.evaluator import EvalConfig, Evaluation, OnnxEvaluator, masked_softmax
+
+DEFAULT = Path(__file__).resolve().parents[1] / "nets" / "default.onnx"
+
+
+def make_planes(batch, n, seed=0):
+    """Random but well-formed planes: disjoint stones, on-board plane ones, komi plane set."""
+    rng = np.random.default_rng(seed)
+    x = np.zeros((batch, P.NUM_PLANES, n, n), np.float32)
+    for h in range(P.HISTORY):
+        cell = rng.integers(0, 3, (batch, n, n))
+        x[:, P.OWN_STONES + h] = cell == 1
+        x[:, P.OPP_STONES + h] = cell == 2
+    x[:, P.BLACK_TO_MOVE] = 1.0
+    x[:, P.OWN_LIBERTIES + 2] = x[:, P.OWN_STONES]
+    x[:, P.OPP_LIBERTIES + 2] = x[:, P.OPP_STONES]
+    x[:, P.ON_BOARD_PLANE] = 1.0
+    x[:, P.KOMI_PLANE] = -7.5 / P.KOMI_SCALE
+    return x
+
+
+def make_legal(batch, n, seed=0, p_illegal=0.3):
+    legal = np.random.default_rng(seed).random((batch, n * n + 1)) > p_illegal
+    legal[:, -1] = True  # pass is always legal
+    return legal
+
+
+@pytest.fixture(scope="module")
+def ev():
+    return OnnxEvaluator(DEFAULT)
+
+
+@pytest.mark.parametrize("n", [9, 13, 19])
+def test_outputs_are_well_formed(ev, n):
+    x, legal = make_planes(5, n), make_legal(5, n)
+    out = ev.evaluate(x, legal)
+    assert isinstance(out, Evaluation) and len(out) == 5
+    assert out.policy.shape == (5, n * n + 1) and out.policy.dtype == np.float32
+    np.testing.assert_allclose(out.policy.sum(axis=1), 1.0, atol=1e-5)
+    assert np.all(out.policy[~legal] == 0.0)
+    assert np.all(out.policy[legal] > 0.0)
+    assert out.value.shape == (5,) and np.all(np.abs(out.value) <= 1.0)
+    assert out.ownership.shape == (5, n * n) and np.all(np.abs(out.ownership) <= 1.0)
+    assert out.score.shape == (5,) and np.all(np.isfinite(out.score))
+    assert ev.heads == ("policy", "value", "ownership", "score")
+    assert ev.net_name == "b6c64" and ev.feature_version == P.FEATURE_VERSION
+
+
+def test_masked_softmax_matches_reference():
+    logits = np.random.default_rng(0).normal(size=(3, 10)).astype(np.float32)
+    legal = np.ones((3, 10), bool)
+    legal[0, :5] = False
+    got = masked_softmax(logits, legal)
+    for row, lg, lm in zip(got, logits, legal):
+        ref = np.where(lm, np.exp(lg - lg[lm].max()), 0.0)
+        np.testing.assert_allclose(row, ref / ref.sum(), rtol=1e-5)
+
+
+def test_symmetry_average_is_mean_of_the_8(ev):
+    n = 9
+    x, legal = make_planes(3, n, seed=1), make_legal(3, n, seed=1)
+    avg = OnnxEvaluator(DEFAULT, EvalConfig(symmetry="average")).evaluate(x, legal)
+    pol, val, own, score = [], [], [], []
+    for k in range(8):
+        e = ev.evaluate(sym.apply_planes(x, k), sym.apply_policy(legal, k, n))
+        inv = sym.invert(k)
+        pol.append(sym.apply_policy(e.policy, inv, n))
+        own.append(sym.apply_points(e.ownership, inv, n))
+        val.append(e.value)
+        score.append(e.score)
+    np.testing.assert_allclose(avg.policy, np.mean(pol, axis=0), atol=1e-6)
+    np.testing.assert_allclose(avg.value, np.mean(val, axis=0), atol=1e-6)
+    np.testing.assert_allclose(avg.ownership, np.mean(own, axis=0), atol=1e-6)
+    np.testing.assert_allclose(avg.score, np.mean(score, axis=0), atol=1e-4)
+    np.testing.assert_allclose(avg.policy.sum(axis=1), 1.0, atol=1e-5)
+    assert np.all(avg.policy[~legal] == 0.0)
+    # the random net is not symmetric, so averaging must actually change the numbers
+    assert not np.allclose(avg.policy, pol[0], atol=1e-4)
+
+
+def test_random_symmetry_gives_one_of_the_8_mapped_back(ev):
+    n = 9
+    x, legal = make_planes(1, n, seed=2), make_legal(1, n, seed=2)
+    candidates = []
+    for k in range(8):
+        e = ev.evaluate(sym.apply_planes(x, k), sym.apply_policy(legal, k, n))
+        candidates.append(sym.apply_policy(e.policy, sym.invert(k), n)[0])
+    rnd = OnnxEvaluator(DEFAULT, EvalConfig(symmetry="random", seed=0))
+    seen = set()
+    for _ in range(24):
+        p = rnd.evaluate(x, legal).policy[0]
+        match = [k for k, c in enumerate(candidates) if np.allclose(p, c, atol=1e-6)]
+        assert match, "random-symmetry policy is not any back-mapped symmetric evaluation"
+        seen.add(match[0])
+    assert len(seen) > 1
+
+
+def test_cache_hit_returns_same_numbers_and_is_bounded():
+    n = 9
+    ev = OnnxEvaluator(DEFAULT, EvalConfig(cache_size=3, symmetry="random", seed=1))
+    x, legal = make_planes(5, n, seed=3), make_legal(5, n, seed=3)
+    first = ev.evaluate(x[:2], legal[:2], keys=[10, 11])
+    assert ev.cache_info() == {"hits": 0, "misses": 2, "size": 2, "capacity": 3}
+    again = ev.evaluate(x[:2], legal[:2], keys=[10, 11])
+    assert ev.cache_info()["hits"] == 2 and ev.positions_evaluated == 2
+    for a, b in [(first.policy, again.policy), (first.value, again.value),
+                 (first.ownership, again.ownership), (first.score, again.score)]:
+        np.testing.assert_array_equal(a, b)
+    # mixed batch: one hit, two misses; capacity 3 evicts the least recently used key (11)
+    ev.evaluate(x[[0, 2, 3]], legal[[0, 2, 3]], keys=[10, 12, 13])
+    info = ev.cache_info()
+    assert info["size"] == 3 and info["hits"] == 3 and info["misses"] == 4
+    assert [ev.is_cached(k, n) for k in (10, 11, 12, 13)] == [True, False, True, True]
+    ev.evaluate(x[4:5], legal[4:5], keys=[14])
+    assert ev.cache_info()["size"] == 3
+    # a different legal mask for a cached key is not served from the cache
+    other = legal[3:4].copy()
+    other[0, 0] = not other[0, 0]
+    before = ev.positions_evaluated
+    out = ev.evaluate(x[3:4], other, keys=[13])
+    assert ev.positions_evaluated == before + 1
+    assert (out.policy[0, 0] == 0.0) == (not other[0, 0])
+
+
+def test_no_cache_without_keys_or_capacity():
+    ev = OnnxEvaluator(DEFAULT, EvalConfig(cache_size=0))
+    x, legal = make_planes(2, 9), make_legal(2, 9)
+    ev.evaluate(x, legal, keys=[1, 2])
+    ev.evaluate(x, legal, keys=[1, 2])
+    assert ev.positions_evaluated == 4 and ev.cache_info()["size"] == 0
+
+
+def test_errors_name_the_problem(tmp_path, ev):
+    with pytest.raises(NetError, match="network file not found"):
+        OnnxEvaluator(tmp_path / "nope.onnx")
+    junk = tmp_path / "junk.onnx"
+    junk.write_bytes(b"this is not a protobuf at all")
+    with pytest.raises(NetError, match="not a loadable ONNX model"):
+        OnnxEvaluator(junk)
+    with pytest.raises(NetError, match="outside this network's range"):
+        ev.evaluate(make_planes(1, 21), make_legal(1, 21))
+    with pytest.raises(NetError, match="outside this network's range"):
+        ev.evaluate(make_planes(1, 5), make_legal(1, 5))
+    with pytest.raises(NetError, match="expects 26 input planes.*got 17"):
+        ev.evaluate(make_planes(1, 9)[:, :17], make_legal(1, 9))
+    with pytest.raises(ValueError, match="legal must have shape"):
+        ev.evaluate(make_planes(1, 9), make_legal(1, 13))
+    no_moves = np.zeros((1, 82), bool)
+    with pytest.raises(ValueError, match="no legal move"):
+        ev.evaluate(make_planes(1, 9), no_moves)
+    with pytest.raises(NetError, match="no int8 model was found"):
+        OnnxEvaluator(DEFAULT, EvalConfig(precision="int8"))
+    with pytest.raises(ValueError, match="symmetry must be one of"):
+        EvalConfig(symmetry="all")
+
+
+def test_non_azgo_and_wrong_feature_version_refused(tmp_path):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["planes"], ["policy"])], "g",
+        [helper.make_tensor_value_info("planes", TensorProto.FLOAT, [1, 82])],
+        [helper.make_tensor_value_info("policy", TensorProto.FLOAT, [1, 82])])
+    plain = tmp_path / "plain.onnx"
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8  # loadable by any onnxruntime >= 1.17
+    onnx.save(model, str(plain))
+    with pytest.raises(NetError, match="not an azgo network"):
+        OnnxEvaluator(plain)
+
+    model = onnx.load(str(DEFAULT))
+    for p in model.metadata_props:
+        if p.key == "azgo_feature_version":
+            p.value = str(P.FEATURE_VERSION + 41)
+    old = tmp_path / "old.onnx"
+    onnx.save(model, str(old))
+    with pytest.raises(NetError) as info:
+        OnnxEvaluator(old)
+    assert str(info.value).endswith(f"network was trained on feature version {P.FEATURE_VERSION + 41}, "
+                                    f"this azgo builds version {P.FEATURE_VERSION}")
+
+
+def test_int8_quantization_and_accuracy(tmp_path):
+    pytest.importorskip("onnx")
+    from azgo.nets.quantize import compare_int8, int8_path_for, quantize_int8
+
+    fp32 = tmp_path / "net.onnx"
+    fp32.write_bytes(DEFAULT.read_bytes())
+    q = quantize_int8(fp32, make_planes(16, 9, seed=5), calibration_note="random test planes")
+    assert q == int8_path_for(fp32) == tmp_path / "net.int8.onnx"
+    ev8 = OnnxEvaluator(fp32, EvalConfig(precision="int8"))  # finds the sibling
+    assert ev8.path == q and ev8.metadata["azgo_precision"] == "int8"
+    assert json.loads(ev8.metadata["azgo_calibration"])["positions"] == 16
+    x, legal = make_planes(4, 9, seed=6), make_legal(4, 9, seed=6)
+    out = ev8.evaluate(x, legal)
+    np.testing.assert_allclose(out.policy.sum(axis=1), 1.0, atol=1e-5)
+    assert np.all(out.policy[~legal] == 0)
+    report = compare_int8(fp32, q, make_planes(16, 9, seed=7))
+    assert set(report) >= {"top1_agreement", "value_mae", "policy_max_abs"}
+    assert 0.0 <= report["top1_agreement"] <= 1.0 and report["value_mae"] < 0.2
+    with pytest.raises(NetError, match="use EvalConfig\\(precision='int8'\\)"):
+        OnnxEvaluator(q)
+
+
+def test_registry():
+    path = registry.default_net_path()
+    assert path.samefile(DEFAULT)
+    assert registry.resolve_net(None) == path
+    assert registry.resolve_net(str(DEFAULT)) == DEFAULT
+    with pytest.raises(NetError, match="network file not found"):
+        registry.resolve_net("/no/such/net.onnx")
+    card = registry.load_card(path)
+    assert card["net"] == "b6c64" and card["strength"] == "untrained"
+    assert registry.load_card("/no/such/net.onnx", missing_ok=True) is None
+    with pytest.raises(NetError, match="no net card"):
+        registry.load_card("/no/such/net.onnx")
