@@ -151,27 +151,37 @@ class Searcher:
             out.extend(self.history[: P.HISTORY - len(out)])
         return out
 
-    def _evaluate(self, nodes: list[Node]) -> float:
-        """Evaluate and expand ``nodes``; returns seconds spent inside the network call."""
-        size = nodes[0].board.size
-        batch = np.zeros((len(nodes), P.NUM_PLANES, size, size), dtype=np.float32)
-        legal = np.empty((len(nodes), size * size + 1), dtype=bool)
+    def encode_leaves(self, nodes: list[Node], planes: np.ndarray, legal: np.ndarray, offset: int = 0) -> list[int]:
+        """Write the input planes and legal masks of ``nodes`` into rows ``offset...`` of ``planes``
+        (zeroed, ``float32[B, C, N, N]``) and ``legal`` (``bool[B, N*N+1]``); returns cache keys."""
         keys = []
-        for k, node in enumerate(nodes):
+        for k, node in enumerate(nodes, start=offset):
             boards = self._boards(node)
-            encode_into(batch[k], boards, self.komi)
-            legal[k] = node.board.legal_mask()
+            encode_into(planes[k], boards, self.komi)
             b = node.board
+            legal[k] = b.legal_mask()
             keys.append(hash((tuple(x.hash for x in boards), b.to_move, b.ko_move, self.komi)))
-        t = time.perf_counter()
-        ev = self.evaluator.evaluate(batch, legal, keys)
-        spent = time.perf_counter() - t
+        return keys
+
+    def expand_leaves(self, nodes: list[Node], ev, legal: np.ndarray, offset: int = 0) -> None:
+        """Expand ``nodes`` from rows ``offset...`` of an evaluation (see ``encode_leaves``)."""
         if self.has_score is None:
             self.has_score = ev.score is not None
-        for k, node in enumerate(nodes):
+        for k, node in enumerate(nodes, start=offset):
             node.expand(np.flatnonzero(legal[k]), ev.policy[k], float(ev.value[k]),
                         float(ev.score[k]) if ev.score is not None else 0.0,
                         ev.ownership[k] if ev.ownership is not None else None)
+
+    def _evaluate(self, nodes: list[Node]) -> float:
+        """Evaluate and expand ``nodes``; returns seconds spent inside the network call."""
+        size = nodes[0].board.size
+        planes = np.zeros((len(nodes), P.NUM_PLANES, size, size), dtype=np.float32)
+        legal = np.empty((len(nodes), size * size + 1), dtype=bool)
+        keys = self.encode_leaves(nodes, planes, legal)
+        t = time.perf_counter()
+        ev = self.evaluator.evaluate(planes, legal, keys)
+        spent = time.perf_counter() - t
+        self.expand_leaves(nodes, ev, legal)
         return spent
 
     # ---------------------------------------------------------------- root preparation
@@ -191,8 +201,9 @@ class Searcher:
         root.prior = prior
 
     # ---------------------------------------------------------------- playouts
-    def _playout_batch(self, want: int, forced_k: float) -> tuple[int, float]:
-        """Run up to ``want`` playouts sharing one network call. Returns (playouts, nn seconds)."""
+    def gather(self, want: int, forced_k: float = 0.0) -> tuple[list[tuple[list, Node]], int]:
+        """Select up to ``want`` leaves under virtual loss. Finished games found on the way are backed
+        up at once. Returns (pending (path, leaf) pairs that need the network, playouts completed)."""
         cfg = self.config
         vl = cfg.virtual_loss
         root = self.root
@@ -221,12 +232,22 @@ class Searcher:
                 break
             pending_ids.add(id(node))
             pending.append((path, node))
+        return pending, done
+
+    def finish(self, pending: list[tuple[list, Node]]) -> int:
+        """Back up leaves that ``expand_leaves`` has expanded; returns the playouts completed."""
+        vl = self.config.virtual_loss
+        for path, leaf in pending:
+            self._backup(path, leaf, leaf.value, leaf.score, vl)
+        return len(pending)
+
+    def _playout_batch(self, want: int, forced_k: float) -> tuple[int, float]:
+        """Run up to ``want`` playouts sharing one network call. Returns (playouts, nn seconds)."""
+        pending, done = self.gather(want, forced_k)
         spent = 0.0
         if pending:
             spent = self._evaluate([leaf for _, leaf in pending])
-            for path, leaf in pending:
-                self._backup(path, leaf, leaf.value, leaf.score, vl)
-            done += len(pending)
+            done += self.finish(pending)
         return done, spent
 
     @staticmethod

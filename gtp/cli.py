@@ -133,10 +133,10 @@ class LazyGroup(click.Group):
     so ``azgo gtp``/``azgo genmove`` never import the training package (or torch)."""
 
     lazy = {
-        "selfplay": "azgo.training.cli:selfplay",
+        "selfplay": "azgo.training.workers:selfplay",
         "train": "azgo.training.cli:train",
         "export": "azgo.training.cli:export",
-        "loop": "azgo.training.cli:loop",
+        "loop": "azgo.training.loop:loop",
     }
 
     def list_commands(self, ctx):

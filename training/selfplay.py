@@ -1,0 +1,299 @@
+"""Self-play: many games per process advance together so that their leaves share one network call.
+
+Per move (KataGo's efficiency tricks, shared/research/engines.md R5):
+
+* playout cap randomization: with probability ``full_prob`` a full search (``full_visits``, fresh
+  tree, root Dirichlet noise, forced playouts) whose result is recorded for training (``AZT[1]``);
+  otherwise a cheap search (``cheap_visits``, tree reused, no noise) that is played but not trained
+  on (``AZT[0]``);
+* forced playouts with policy-target pruning (``AZX``), root policy temperature;
+* move choice: visits^(1/T) with T = 1 for the first ``temperature_moves`` moves, then the most visits;
+* resignation when the root winrate stays under ``resign_threshold`` for ``resign_moves`` moves of
+  that player, except in ``no_resign_fraction`` of the games, which are played out so that the
+  false-resignation rate can be measured (``false_resignations``);
+* no pass while the area score of the board as it stands says the mover loses (as in play), so
+  that random early networks do not end games after a few moves;
+* a maximum game length.
+
+Each finished game is written as one SGF file into the archive folder, atomically (a temporary
+file, then a rename), with azgo's private properties (see ``azgo.engine.sgf``). Imports no torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from azgo.engine import planes as P
+from azgo.engine.board import BLACK, WHITE
+from azgo.engine.game import Game
+from azgo.engine.mcts import SearchConfig
+from azgo.engine.scoring import area_score, result_string
+from azgo.engine.search import Searcher, pass_is_safe
+from azgo.engine.sgf import FORMAT_VERSION, encode_visits, load_sgf, record_from_game, write_sgf
+
+
+@dataclass(frozen=True)
+class SelfPlayConfig:
+    """Self-play settings (defaults for 9x9 on a few CPU cores)."""
+
+    size: int = 9
+    komi: float = 7.0
+    full_visits: int = 160
+    cheap_visits: int = 32
+    full_prob: float = 0.25
+    noise_fraction: float = 0.25
+    dirichlet_total: float = 10.83
+    forced_playouts_k: float = 2.0
+    root_policy_temperature: float = 1.1
+    temperature_moves: int = 8
+    max_moves: int | None = None  # default 2 * size * size
+    resign_threshold: float = 0.05
+    resign_moves: int = 3
+    no_resign_fraction: float = 0.1
+    concurrent_games: int = 16
+    leaves_per_game: int = 4
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.full_prob <= 1 or not 0 <= self.no_resign_fraction <= 1:
+            raise ValueError("probabilities must be in [0, 1]")
+        if self.full_visits < 1 or self.cheap_visits < 1:
+            raise ValueError("visits must be >= 1")
+        if self.concurrent_games < 1 or self.leaves_per_game < 1:
+            raise ValueError("concurrent_games and leaves_per_game must be >= 1")
+
+    @property
+    def move_cap(self) -> int:
+        return self.max_moves if self.max_moves is not None else 2 * self.size * self.size
+
+
+def search_config(cfg: SelfPlayConfig) -> SearchConfig:
+    return SearchConfig(batch_size=cfg.leaves_per_game, noise_fraction=cfg.noise_fraction,
+                        dirichlet_total=cfg.dirichlet_total, forced_playouts_k=cfg.forced_playouts_k,
+                        root_policy_temperature=cfg.root_policy_temperature, lcb=False)
+
+
+@dataclass
+class _Slot:
+    """One game in progress and the search for its next move."""
+
+    game: Game
+    searcher: Searcher
+    seed: int
+    resign_on: bool
+    rng: random.Random
+    props: list[dict] = field(default_factory=list)
+    low_streak: dict = field(default_factory=lambda: {BLACK: 0, WHITE: 0})
+    full: bool = False
+    target: int = 0
+    prepared: bool = False
+    result: str | None = None
+    started: float = field(default_factory=time.time)
+
+
+@dataclass
+class SelfPlayStats:
+    games: int = 0
+    moves: int = 0
+    evals: int = 0
+    network_calls: int = 0
+    nn_seconds: float = 0.0
+    seconds: float = 0.0
+
+
+class SelfPlayRunner:
+    """Plays games with one evaluator, ``cfg.concurrent_games`` at a time, batching their leaves."""
+
+    def __init__(self, evaluator, cfg: SelfPlayConfig = SelfPlayConfig(), seed: int = 0, net_id: str = "",
+                 out_dir: str | None = None, worker: str = "w0"):
+        self.evaluator = evaluator
+        self.cfg = cfg
+        self.seed = seed
+        self.net_id = net_id
+        self.out_dir = out_dir
+        self.worker = worker
+        self.scfg = search_config(cfg)
+        self.rng = random.Random(seed)
+        self._next_game = 0
+        self.stats = SelfPlayStats()
+        self.finished: list[tuple[str | None, object]] = []
+
+    # ------------------------------------------------------------------ game slots
+    def _new_slot(self) -> _Slot:
+        gseed = (self.seed * 1_000_003 + self._next_game) & 0x7FFFFFFF
+        self._next_game += 1
+        rng = random.Random(gseed)
+        searcher = Searcher(self.evaluator, self.scfg, seed=gseed)
+        return _Slot(Game(self.cfg.size, self.cfg.komi), searcher, gseed,
+                     resign_on=rng.random() >= self.cfg.no_resign_fraction, rng=rng)
+
+    def _start_move(self, slot: _Slot) -> None:
+        slot.full = slot.rng.random() < self.cfg.full_prob
+        slot.target = self.cfg.full_visits if slot.full else self.cfg.cheap_visits
+        slot.searcher.set_game(slot.game, reuse=not slot.full)
+        slot.prepared = False
+        self._maybe_prepare(slot)
+
+    def _maybe_prepare(self, slot: _Slot) -> None:
+        s = slot.searcher
+        if not slot.prepared and s.root.expanded:
+            s._prepare_root(noise=slot.full)
+            s.blocked = None
+            slot.prepared = True
+
+    # ------------------------------------------------------------------ moves
+    def _finish_move(self, slot: _Slot) -> None:
+        cfg = self.cfg
+        s = slot.searcher
+        g = slot.game
+        root = s.root
+        me = g.to_move
+        n = g.size
+        temp = 1.0 if g.move_number < cfg.temperature_moves else 0.0
+        if root.terminal is not None or not root.expanded or root.N is None or root.N.sum() == 0:
+            move = g.board.pass_move
+        else:
+            move = s.choose_move(temperature=temp)
+            if move == g.board.pass_move and not pass_is_safe(g.board, g.komi, me):
+                # never pass while the board as it stands loses: play the most visited other move
+                order = np.argsort(-root.N)
+                move = next((int(root.moves[i]) for i in order if int(root.moves[i]) != move), move)
+        visits = {int(m): int(c) for m, c in zip(root.moves, root.N)} if root.expanded else {}
+        props = {"AZN": str(int(root.N.sum()) if root.expanded else 0), "AZT": "1" if slot.full else "0",
+                 "AZQ": f"{root.q():.4f}", "AZV": f"{root.value:.4f}", "AZP": encode_visits(visits, n)}
+        if slot.full and cfg.forced_playouts_k > 0 and root.expanded:
+            target = s.policy_target(prune=True)
+            pruned = {int(m): int(target[m]) for m in root.moves if target[m] > 0}
+            if pruned != {k: v for k, v in visits.items() if v > 0}:
+                props["AZX"] = encode_visits(pruned, n)
+        winrate = (root.q() + 1) / 2
+        slot.low_streak[me] = slot.low_streak[me] + 1 if winrate < cfg.resign_threshold else 0
+        if slot.resign_on and slot.low_streak[me] >= cfg.resign_moves:
+            slot.result = ("W" if me == BLACK else "B") + "+R"
+            return
+        g.play(move)
+        slot.props.append(props)
+        self.stats.moves += 1
+        if g.over or g.move_number >= cfg.move_cap:
+            slot.result = result_string(area_score(g.board, g.komi))
+
+    def _write(self, slot: _Slot) -> str | None:
+        g = slot.game
+        root_props = {"AZF": str(FORMAT_VERSION), "AZM": self.net_id or "unknown",
+                      "AZR": f"{self.cfg.resign_threshold:g}" if slot.resign_on else "off",
+                      "AZS": str(slot.seed)}
+        rec = record_from_game(g, black=self.net_id, white=self.net_id, result=slot.result or "",
+                               root_props=root_props, move_props=slot.props)
+        data = write_sgf(rec)
+        if not self.out_dir:
+            self.finished.append((None, rec))
+            return None
+        os.makedirs(self.out_dir, exist_ok=True)
+        digest = hashlib.sha1(data).hexdigest()[:8]
+        name = f"{time.strftime('%Y%m%d-%H%M%S')}-{self.worker}-{slot.seed:010d}-{digest}.sgf"
+        path = os.path.join(self.out_dir, name)
+        tmp = os.path.join(self.out_dir, f".{name}.tmp")
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        self.finished.append((path, rec))
+        return path
+
+    # ------------------------------------------------------------------ the loop
+    def play(self, games: int, progress=None, should_stop=None) -> SelfPlayStats:
+        """Play ``games`` games to the end and write them. ``progress(stats)`` after every game;
+        ``should_stop()`` is checked between network calls (finished games are kept)."""
+        cfg = self.cfg
+        t0 = time.perf_counter()
+        slots: list[_Slot] = []
+        started = 0
+        n = cfg.size
+        while True:
+            while len(slots) < cfg.concurrent_games and started < games:
+                slot = self._new_slot()
+                started += 1
+                self._start_move(slot)
+                slots.append(slot)
+            if not slots or (should_stop is not None and should_stop()):
+                break
+            work = []
+            for slot in slots:
+                s = slot.searcher
+                want = min(cfg.leaves_per_game, max(1, slot.target - s.root.visits))
+                pending, _ = s.gather(want, cfg.forced_playouts_k if slot.full and slot.prepared else 0.0)
+                if pending:
+                    work.append((slot, pending))
+            total = sum(len(p) for _, p in work)
+            if total:
+                planes = np.zeros((total, P.NUM_PLANES, n, n), dtype=np.float32)
+                legal = np.empty((total, n * n + 1), dtype=bool)
+                keys: list[int] = []
+                offset = 0
+                for slot, pending in work:
+                    keys += slot.searcher.encode_leaves([leaf for _, leaf in pending], planes, legal, offset)
+                    offset += len(pending)
+                t = time.perf_counter()
+                ev = self.evaluator.evaluate(planes, legal, keys)
+                self.stats.nn_seconds += time.perf_counter() - t
+                self.stats.network_calls += 1
+                self.stats.evals += total
+                offset = 0
+                for slot, pending in work:
+                    slot.searcher.expand_leaves([leaf for _, leaf in pending], ev, legal, offset)
+                    slot.searcher.finish(pending)
+                    offset += len(pending)
+            keep = []
+            for slot in slots:
+                self._maybe_prepare(slot)
+                root = slot.searcher.root
+                if root.terminal is not None or root.visits >= slot.target or \
+                        (root.expanded and len(root.moves) == 1 and root.visits >= 2):
+                    self._finish_move(slot)
+                    if slot.result is not None:
+                        self._write(slot)
+                        self.stats.games += 1
+                        self.stats.seconds = time.perf_counter() - t0
+                        if progress is not None:
+                            progress(self.stats)
+                        continue
+                    self._start_move(slot)
+                keep.append(slot)
+            slots = keep
+        self.stats.seconds = time.perf_counter() - t0
+        return self.stats
+
+
+def false_resignations(paths, threshold: float | None = None, consecutive: int = 3) -> tuple[int, int]:
+    """From resignation-disabled games (``AZR[off]``): (games where a player would have resigned,
+    of those the games that player went on to win). Uses each move's ``AZQ`` (the mover's value)."""
+    would, wrong = 0, 0
+    for path in paths:
+        try:
+            rec = load_sgf(path)
+        except ValueError:
+            continue
+        if rec.root_props.get("AZR") != "off" or not rec.result[:1] in ("B", "W"):
+            continue
+        bar = threshold if threshold is not None else 0.05
+        streak = {BLACK: 0, WHITE: 0}
+        loser = None
+        for node in rec.nodes:
+            if node.move is None or "AZQ" not in node.props:
+                continue
+            wr = (float(node.props["AZQ"]) + 1) / 2
+            streak[node.color] = streak[node.color] + 1 if wr < bar else 0
+            if streak[node.color] >= consecutive:
+                loser = node.color
+                break
+        if loser is not None:
+            would += 1
+            winner = BLACK if rec.result.startswith("B") else WHITE
+            wrong += int(winner == loser)
+    return would, wrong
