@@ -144,14 +144,19 @@ def select(node: Node, cfg: SearchConfig, is_root: bool, forced_k: float,
         short = np.flatnonzero((node.N > 0) & (N < forced) if blocked is None else (node.N > 0) & (N < forced) & ~blocked)
         if len(short):
             return int(short[np.argmax(forced[short] - N[short])])
-    visited = N > 0
-    parent_q = node.q()
-    red = cfg.root_fpu_reduction if is_root else cfg.fpu_reduction
-    fpu = parent_q - red * math.sqrt(float(prior[visited].sum())) if total > 0 else parent_q
-    with np.errstate(invalid="ignore", divide="ignore"):
-        q = np.where(visited, (node.W - node.VL) / N, fpu)
-    u = c_puct_at(cfg, total) * prior * (math.sqrt(total) if total > 0 else 1.0) / (1.0 + N)
-    score = q + u
+    parent_q = node.value_sum / node.visits if node.visits else node.value  # node.q() inlined
+    if total > 0:
+        visited = N > 0
+        red = cfg.root_fpu_reduction if is_root else cfg.fpu_reduction
+        fpu = parent_q - red * math.sqrt(float(prior[visited].sum()))
+        # dividing by N only where visited (same values) avoids the costly np.errstate context
+        q = np.where(visited, (node.W - node.VL) / np.where(visited, N, 1.0), fpu)
+        sq = math.sqrt(total)
+    else:  # nothing visited: every child gets the parent's Q
+        q = parent_q
+        sq = 1.0
+    c = cfg.c_puct + math.log((1.0 + total + cfg.c_puct_base) / cfg.c_puct_base)  # c_puct_at inlined
+    score = q + c * prior * sq / (1.0 + N)
     if blocked is not None:
         score[blocked] = -np.inf
-    return int(np.argmax(score))
+    return int(score.argmax())

@@ -105,6 +105,8 @@ class Searcher:
         self.has_score = has_score
         self._root_komi: float | None = None
         self.blocked: np.ndarray | None = None  # root edges excluded from this search (avoid/allow)
+        cache = getattr(getattr(evaluator, "config", None), "cache_size", 1)
+        self._want_keys = bool(cache)  # cache keys cost a tuple hash per leaf: skip them without a cache
 
     # ---------------------------------------------------------------- tree reuse
     def set_game(self, game, reuse: bool = True) -> int:
@@ -160,7 +162,8 @@ class Searcher:
             encode_into(planes[k], boards, self.komi)
             b = node.board
             legal[k] = b.legal_mask()
-            keys.append(hash((tuple(x.hash for x in boards), b.to_move, b.ko_move, self.komi)))
+            if self._want_keys:
+                keys.append(hash((tuple(x.hash for x in boards), b.to_move, b.ko_move, self.komi)))
         return keys
 
     def expand_leaves(self, nodes: list[Node], ev, legal: np.ndarray, offset: int = 0) -> None:
@@ -179,7 +182,7 @@ class Searcher:
         legal = np.empty((len(nodes), size * size + 1), dtype=bool)
         keys = self.encode_leaves(nodes, planes, legal)
         t = time.perf_counter()
-        ev = self.evaluator.evaluate(planes, legal, keys)
+        ev = self.evaluator.evaluate(planes, legal, keys or None)
         spent = time.perf_counter() - t
         self.expand_leaves(nodes, ev, legal)
         return spent

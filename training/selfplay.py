@@ -240,7 +240,7 @@ class SelfPlayRunner:
                     keys += slot.searcher.encode_leaves([leaf for _, leaf in pending], planes, legal, offset)
                     offset += len(pending)
                 t = time.perf_counter()
-                ev = self.evaluator.evaluate(planes, legal, keys)
+                ev = self.evaluator.evaluate(planes, legal, keys or None)
                 self.stats.nn_seconds += time.perf_counter() - t
                 self.stats.network_calls += 1
                 self.stats.evals += total

@@ -1,0 +1,178 @@
+"""``azgo selfplay``: self-play worker processes writing into a shared SGF archive folder.
+
+Each worker is an independent process (one onnxruntime thread by default) running a
+``SelfPlayRunner``; it writes finished games into the archive atomically and, when no ``--net`` is
+given, plays with the archive's current best network ``ARCHIVE/best.onnx``, re-reading it when it
+changes (the training loop replaces it atomically). Workers on several machines can therefore share
+one archive folder (a network file system) with the trainer on one of them. ``--games N`` is a target
+count of games in the output folder: a worker killed at any moment loses only the game in progress
+(half-written files are ``.*.tmp`` and are ignored and removed), and running the same command again
+plays only the missing games.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import multiprocessing as mp
+import os
+import sys
+import time
+
+import click
+
+from .selfplay import SelfPlayConfig, SelfPlayRunner
+
+BEST_NET = "best.onnx"
+
+
+def archive_games(folder: str) -> list[str]:
+    """Finished SGF games in ``folder`` (temporary files excluded), sorted by name."""
+    return sorted(glob.glob(os.path.join(folder, "*.sgf")))
+
+
+def clean_partial(folder: str) -> int:
+    """Remove half-written temporary files left by a killed worker; returns how many."""
+    n = 0
+    for path in glob.glob(os.path.join(folder, ".*.tmp")):
+        try:
+            os.remove(path)
+            n += 1
+        except OSError:
+            pass
+    return n
+
+
+def net_id(path: str) -> str:
+    """A short id for a network file: its name and the start of its SHA-256."""
+    with open(path, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()[:12]
+    return f"{os.path.splitext(os.path.basename(path))[0]}-{digest}"
+
+
+def _load(path: str, threads: int, seed: int):
+    from azgo.nets.evaluator import EvalConfig, OnnxEvaluator
+    return OnnxEvaluator(path, EvalConfig(threads=threads, symmetry="random", cache_size=20_000, seed=seed))
+
+
+def worker_main(worker: int, out_dir: str, net: str | None, archive: str | None, games: int, cfg: SelfPlayConfig,
+                seed: int, threads: int, queue=None, chunk: int | None = None) -> None:
+    """One worker process: play ``games`` games (0 = until killed) in chunks, reporting to ``queue``."""
+    done = 0
+    chunk = chunk or cfg.concurrent_games
+    current, evaluator, ident, mtime = None, None, "", None
+    round_no = 0
+    while games == 0 or done < games:
+        path = net or os.path.join(archive, BEST_NET)
+        try:
+            m = os.stat(path).st_mtime_ns
+        except OSError:
+            if queue is not None:
+                queue.put(("error", worker, f"no network at {path}"))
+            return
+        if path != current or m != mtime:
+            evaluator = _load(path, threads, seed + worker)
+            ident, current, mtime = net_id(path), path, m
+        n = chunk if games == 0 else min(chunk, games - done)
+        runner = SelfPlayRunner(evaluator, cfg, seed=(seed * 7919 + worker * 104_729 + round_no * 13) & 0x7FFFFFFF,
+                                net_id=ident, out_dir=out_dir, worker=f"w{worker}")
+        round_no += 1
+
+        def progress(stats, _runner=runner):
+            if queue is not None:
+                queue.put(("game", worker, stats.moves, stats.evals, stats.seconds))
+                stats.moves = 0
+                stats.evals = 0
+
+        runner.play(n, progress=progress)
+        done += n
+
+
+def run_selfplay(out_dir: str, games: int, workers: int, cfg: SelfPlayConfig, net: str | None = None,
+                 archive: str | None = None, seed: int | None = None, threads: int = 1,
+                 show_progress: bool = True) -> int:
+    """Fill ``out_dir`` up to ``games`` games with ``workers`` processes; returns games played now."""
+    os.makedirs(out_dir, exist_ok=True)
+    clean_partial(out_dir)
+    have = len(archive_games(out_dir))
+    todo = max(0, games - have) if games else 0
+    if games and todo == 0:
+        return 0
+    if seed is None:
+        seed = int.from_bytes(os.urandom(4), "little") & 0x7FFFFFF
+    seed = seed + have * 31  # a resumed run does not replay the games it already has
+    per = [todo // workers + (1 if i < todo % workers else 0) for i in range(workers)] if games else [0] * workers
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=worker_main, args=(i, out_dir, net, archive, per[i], cfg, seed, threads, queue),
+                         daemon=True) for i in range(workers) if per[i] or not games]
+    for p in procs:
+        p.start()
+    bar = None
+    if show_progress:
+        try:
+            from tqdm import tqdm
+            bar = tqdm(total=todo or None, unit="game", file=sys.stderr, dynamic_ncols=True)
+        except ImportError:  # pragma: no cover
+            bar = None
+    played, moves, evals = 0, 0, 0
+    t0 = time.time()
+    try:
+        while any(p.is_alive() for p in procs) or not queue.empty():
+            try:
+                msg = queue.get(timeout=0.5)
+            except Exception:
+                continue
+            if msg[0] == "error":
+                raise click.ClickException(f"worker {msg[1]}: {msg[2]}")
+            played += 1
+            moves += msg[2]
+            evals += msg[3]
+            el = max(time.time() - t0, 1e-9)
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(moves_s=f"{moves / el:.0f}", evals_s=f"{evals / el:.0f}")
+    finally:
+        for p in procs:
+            p.join(timeout=1)
+            if p.is_alive():
+                p.terminate()
+        if bar is not None:
+            bar.close()
+    return played
+
+
+@click.command("selfplay")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Archive folder for the SGF games.")
+@click.option("--net", type=click.Path(dir_okay=False, exists=True), help="Network (default: OUT/best.onnx, re-read when it changes).")
+@click.option("--archive", type=click.Path(file_okay=False), help="Folder holding best.onnx (default: --out).")
+@click.option("--games", default=64, show_default=True, type=click.IntRange(min=0), help="Target number of games in OUT (0 = play until killed).")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1), help="Worker processes.")
+@click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1), help="onnxruntime threads per worker.")
+@click.option("--size", default=9, show_default=True, type=click.IntRange(7, 19))
+@click.option("--komi", default=7.0, show_default=True, type=float)
+@click.option("--full-visits", default=SelfPlayConfig.full_visits, show_default=True, type=click.IntRange(min=1))
+@click.option("--cheap-visits", default=SelfPlayConfig.cheap_visits, show_default=True, type=click.IntRange(min=1))
+@click.option("--full-prob", default=SelfPlayConfig.full_prob, show_default=True, type=click.FloatRange(0, 1),
+              help="Share of moves searched fully and recorded (playout cap randomization).")
+@click.option("--resign-threshold", default=SelfPlayConfig.resign_threshold, show_default=True, type=click.FloatRange(0, 1))
+@click.option("--no-resign-fraction", default=SelfPlayConfig.no_resign_fraction, show_default=True, type=click.FloatRange(0, 1))
+@click.option("--concurrent-games", default=SelfPlayConfig.concurrent_games, show_default=True, type=click.IntRange(min=1),
+              help="Games per worker advancing together (their leaves share network calls).")
+@click.option("--max-moves", type=click.IntRange(min=1), help="Maximum game length (default 2*size*size).")
+@click.option("--seed", type=int, help="Random seed (default: fresh).")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+def selfplay(out_dir, net, archive, games, workers, threads, size, komi, full_visits, cheap_visits, full_prob,
+             resign_threshold, no_resign_fraction, concurrent_games, max_moves, seed, no_progress):
+    """Play self-play games into an SGF archive folder (resumable; several workers or machines)."""
+    cfg = SelfPlayConfig(size=size, komi=komi, full_visits=full_visits, cheap_visits=cheap_visits,
+                         full_prob=full_prob, resign_threshold=resign_threshold,
+                         no_resign_fraction=no_resign_fraction, concurrent_games=concurrent_games,
+                         max_moves=max_moves)
+    if net is None:
+        best = os.path.join(archive or out_dir, BEST_NET)
+        if not os.path.isfile(best):
+            raise click.ClickException(f"no --net given and no {best}: pass --net or put a network there")
+    n = run_selfplay(out_dir, games, workers, cfg, net=net, archive=archive or out_dir, seed=seed,
+                     threads=threads, show_progress=not no_progress)
+    click.echo(f"played {n} games; {len(archive_games(out_dir))} games in {out_dir}", err=True)
