@@ -1,0 +1,103 @@
+"""Self-play speed: positions/s and network evaluations/s on one core, next to the raw evaluator.
+
+One process, one onnxruntime thread (the self-play worker setting), the default network shape
+(the packaged b6c64; random weights are fine for speed), 9x9. The raw evaluator throughput is measured
+in the same run, interleaved, on batches of real positions of the same size as self-play's average
+network call. Efficiency = self-play network evaluations/s / raw evaluator positions/s.
+
+Usage: python benchmarks/selfplay_speed.py [--quick] [--net PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from azgo.engine import planes as P
+from azgo.engine.features import encode_game
+from azgo.engine.game import Game
+from azgo.nets.evaluator import EvalConfig, OnnxEvaluator
+from azgo.nets.registry import resolve_net
+from azgo.training.selfplay import SelfPlayConfig, SelfPlayRunner
+
+
+def real_positions(size: int, count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = random.Random(seed)
+    planes, legal = [], []
+    while len(planes) < count:
+        g = Game(size, 7.0)
+        for _ in range(rng.randrange(0, size * size)):
+            moves = g.board.legal_moves()
+            if len(moves) <= 1:
+                break
+            g.play(rng.choice(moves[:-1]))
+        planes.append(encode_game(g))
+        legal.append(g.board.legal_mask())
+    return np.stack(planes), np.stack(legal)
+
+
+def raw_rate(ev: OnnxEvaluator, planes: np.ndarray, legal: np.ndarray, batch: int, seconds: float) -> float:
+    done, k = 0, 0
+    ev.evaluate(planes[:batch], legal[:batch])
+    t = time.perf_counter()
+    while time.perf_counter() - t < seconds:
+        i = (k * batch) % (len(planes) - batch)
+        ev.evaluate(planes[i:i + batch], legal[i:i + batch])
+        done += batch
+        k += 1
+    return done / (time.perf_counter() - t)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="under a minute")
+    ap.add_argument("--net", help="network (default: the packaged one)")
+    ap.add_argument("--size", type=int, default=9)
+    args = ap.parse_args()
+    rounds = 2 if args.quick else 4
+    seconds = 15.0 if args.quick else 45.0  # per round; games in progress count their moves
+    net = resolve_net(args.net)
+    ev = OnnxEvaluator(net, EvalConfig(threads=1, symmetry="random", cache_size=0))
+    raw_ev = OnnxEvaluator(net, EvalConfig(threads=1, cache_size=0))
+    cfg = SelfPlayConfig(size=args.size, concurrent_games=16, leaves_per_game=4)
+    planes, legal = real_positions(args.size, 512)
+    print(f"# selfplay_speed{' --quick' if args.quick else ''} | net {os.path.basename(str(net))} "
+          f"({ev.net_name}) | {args.size}x{args.size} | 1 onnxruntime thread | {cfg.concurrent_games} games x "
+          f"{cfg.leaves_per_game} leaves per call | full {cfg.full_visits} / cheap {cfg.cheap_visits} visits, "
+          f"p(full) {cfg.full_prob} | load avg {os.getloadavg()[0]:.2f}")
+    rows = []
+    for r in range(rounds):
+        runner = SelfPlayRunner(ev, cfg, seed=100 + r)
+        c0 = time.process_time()
+        deadline = time.perf_counter() + seconds
+        st = runner.play(10 ** 6, should_stop=lambda: time.perf_counter() > deadline)
+        cpu = time.process_time() - c0
+        per_call = st.evals / max(st.network_calls, 1)
+        batch = max(1, int(round(per_call)))
+        raw = raw_rate(raw_ev, planes, legal, batch, 1.0 if args.quick else 2.0)
+        rows.append(dict(games=st.games, moves=st.moves, evals=st.evals, s=st.seconds, cpu=cpu, per_call=per_call,
+                         raw=raw, nn=st.nn_seconds))
+        print(f"round {r + 1}: {st.games} games finished, {st.moves} moves in {st.seconds:.1f} s ({cpu:.1f} cpu-s): "
+              f"{st.moves / st.seconds:.1f} positions/s, {st.evals / st.seconds:.0f} evals/s, "
+              f"{per_call:.1f} positions per network call, network share {st.nn_seconds / st.seconds:.2f}; "
+              f"raw evaluator at batch {batch}: {raw:.0f} positions/s")
+    eff = statistics.median(r["evals"] / r["s"] / r["raw"] for r in rows)
+    pos = statistics.median(r["moves"] / r["s"] for r in rows)
+    evals = statistics.median(r["evals"] / r["s"] for r in rows)
+    per_core = statistics.median(r["evals"] / r["cpu"] for r in rows)
+    print(f"self-play: {pos:.1f} positions/s, {evals:.0f} network evals/s ({per_core:.0f} per cpu-second) "
+          f"on one core; efficiency vs raw evaluator {eff:.3f}")
+    print(f"RESULT selfplay_positions_per_s {pos:.1f}")
+    print(f"RESULT selfplay_evals_per_s {evals:.0f}")
+    print(f"RESULT selfplay_efficiency {eff:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

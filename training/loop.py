@@ -1,0 +1,289 @@
+"""``azgo loop``: generations of self-play -> train -> export -> gate on one machine, resumable.
+
+Layout of the loop folder::
+
+    state.json             where the loop is (generation, stage, best network, ratings)
+    games/                 the shared SGF archive; games/best.onnx is the network self-play uses
+    nets/genNNNN.onnx      every generation's network (+ its card genNNNN.json)
+    checkpoints/genNNNN.pt every generation's training checkpoint
+    matches/genNNNN/       the gating match's SGF games
+    train/genNNNN/         training logs
+    ladder.csv, ladder.png the Elo ladder across generations
+
+Generation 0 is the randomly initialised network. Generation g: self-play until the archive holds
+``g * games_per_generation`` games (with the current best network), train from the best network's
+checkpoint on a window of the most recent games, export, then gate: the candidate plays the best
+network ``gate_games`` games at equal visits and replaces it when it wins at least ``gate_threshold``
+(55%, as Leela Zero gated). Each candidate's Elo is the best network's Elo plus the Elo of its gating
+score, so the ladder rates every new network against the earlier ones it had to beat.
+
+Every stage is idempotent and ``state.json`` is replaced atomically after each, so a loop killed at
+any moment resumes where it stopped when the same command runs again.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+
+import click
+
+from .selfplay import SelfPlayConfig
+from .workers import BEST_NET, archive_games, run_selfplay
+
+
+@dataclass(frozen=True)
+class LoopConfig:
+    """Loop settings; self-play settings live in ``selfplay``."""
+
+    net: str = "b6c64"
+    games_per_generation: int = 200
+    workers: int = 2
+    train_steps: int = 600
+    batch_size: int = 256
+    window: int = 4000
+    lr: float = 0.02
+    train_threads: int = 2
+    gate_games: int = 20
+    gate_visits: int = 32
+    gate_threshold: float = 0.55
+    seed: int = 0
+    selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
+
+
+def _atomic_json(path: str, data: dict) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(data, f, indent=2, sort_keys=True)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _atomic_copy(src: str, dst: str) -> None:
+    tmp = os.path.join(os.path.dirname(dst), f".{os.path.basename(dst)}.tmp")
+    shutil.copyfile(src, tmp)
+    os.replace(tmp, dst)
+
+
+class Loop:
+    """The state machine behind ``azgo loop`` (see the module docstring)."""
+
+    STAGES = ("selfplay", "train", "export", "gate")
+
+    def __init__(self, folder: str, cfg: LoopConfig, log=None):
+        self.dir = folder
+        self.cfg = cfg
+        self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+        for sub in ("games", "nets", "checkpoints", "matches", "train"):
+            os.makedirs(os.path.join(folder, sub), exist_ok=True)
+        self.state_path = os.path.join(folder, "state.json")
+        if os.path.exists(self.state_path):
+            with open(self.state_path) as f:
+                self.state = json.load(f)
+        else:
+            self.state = {"generation": 0, "stage": "init", "best": 0, "elo": {"0": 0.0},
+                          "config": _jsonable(asdict(cfg)), "started": time.time(), "seconds": 0.0}
+
+    # ----------------------------------------------------------------- paths
+    def net_path(self, g: int) -> str:
+        return os.path.join(self.dir, "nets", f"gen{g:04d}.onnx")
+
+    def ckpt_path(self, g: int) -> str:
+        return os.path.join(self.dir, "checkpoints", f"gen{g:04d}.pt")
+
+    @property
+    def games_dir(self) -> str:
+        return os.path.join(self.dir, "games")
+
+    def save(self) -> None:
+        _atomic_json(self.state_path, self.state)
+
+    # ----------------------------------------------------------------- stages
+    def init(self) -> None:
+        """Generation 0: a randomly initialised network, its checkpoint, and best.onnx."""
+        import torch
+        from .export import export_onnx, write_card
+        from .model import build_model
+        cfg = self.cfg
+        model = build_model(cfg.net, seed=cfg.seed).eval()
+        ckpt = {"net": cfg.net, "model": model.state_dict(), "step": 0,
+                "training": f"generation 0 of azgo loop: random initialisation (seed {cfg.seed})"}
+        tmp = self.ckpt_path(0) + ".tmp"
+        torch.save(ckpt, tmp)
+        os.replace(tmp, self.ckpt_path(0))
+        export_onnx(model, self.net_path(0), net_name=cfg.net,
+                    provenance={"tool": "azgo loop", "generation": 0, "method": "random initialisation",
+                                "seed": cfg.seed})
+        write_card(self.net_path(0), model, training="UNTRAINED: azgo loop generation 0 (random initialisation)",
+                   strength="untrained")
+        _atomic_copy(self.net_path(0), os.path.join(self.games_dir, BEST_NET))
+        self.state.update(generation=1, stage="selfplay", best=0)
+        self.save()
+        self._ladder_row(0, None, 0, None, 0.0, True)
+
+    def selfplay(self, g: int) -> None:
+        cfg = self.cfg
+        target = g * cfg.games_per_generation
+        have = len(archive_games(self.games_dir))
+        self.log(f"[gen {g}] self-play: {have} -> {target} games with gen {self.state['best']}")
+        sp = cfg.selfplay
+        run_selfplay(self.games_dir, target, cfg.workers, sp, net=None, archive=self.games_dir,
+                     seed=cfg.seed * 1000 + g, show_progress=True)
+
+    def train(self, g: int) -> None:
+        cfg = self.cfg
+        out = self.ckpt_path(g)
+        logdir = os.path.join(self.dir, "train", f"gen{g:04d}")
+        cmd = [sys.executable, "-m", "azgo.gtp.cli", "train", self.games_dir, "--out", out,
+               "--steps", str(cfg.train_steps), "--batch-size", str(cfg.batch_size), "--window", str(cfg.window),
+               "--lr", str(cfg.lr), "--threads", str(cfg.train_threads), "--logdir", logdir,
+               "--seed", str(cfg.seed * 1000 + g)]
+        if os.path.exists(out):
+            cmd.append("--resume")
+        else:
+            cmd += ["--init", self.ckpt_path(self.state["best"])]
+        self.log(f"[gen {g}] train: {' '.join(shlex.quote(c) for c in cmd[3:])}")
+        subprocess.run(cmd, check=True)
+
+    def export(self, g: int) -> None:
+        cmd = [sys.executable, "-m", "azgo.gtp.cli", "export", self.ckpt_path(g), "--out", self.net_path(g)]
+        self.log(f"[gen {g}] export -> {self.net_path(g)}")
+        subprocess.run(cmd, check=True)
+
+    def gate(self, g: int) -> None:
+        from azgo.gtp.match import run_match
+        cfg = self.cfg
+        best = self.state["best"]
+        sp = cfg.selfplay
+
+        def engine(net):
+            return (f"{shlex.quote(sys.executable)} -m azgo.gtp.cli gtp --net {shlex.quote(net)} "
+                    f"--visits {cfg.gate_visits} --resign-threshold 0.02")
+
+        folder = os.path.join(self.dir, "matches", f"gen{g:04d}")
+        shutil.rmtree(folder, ignore_errors=True)  # a killed match is replayed whole
+        summary = run_match(engine(self.net_path(g)), engine(self.net_path(best)), cfg.gate_games, sp.size,
+                            sp.komi, sgf_dir=folder, log=self.log, name_a=f"gen{g}", name_b=f"gen{best}")
+        for line in summary.lines():
+            self.log(f"[gen {g}] {line}")
+        from azgo.gtp.match import elo
+        rating = self.state["elo"][str(best)] + elo(summary.rate)
+        promoted = summary.rate >= cfg.gate_threshold
+        self.state["elo"][str(g)] = rating
+        if promoted:
+            _atomic_copy(self.net_path(g), os.path.join(self.games_dir, BEST_NET))
+            self.state["best"] = g
+        self._ladder_row(g, best, summary.games, summary.rate, rating, promoted)
+        self.log(f"[gen {g}] {'promoted' if promoted else 'rejected'}: Elo {rating:+.0f}")
+
+    # ----------------------------------------------------------------- ladder
+    def _ladder_row(self, g, opponent, games, rate, rating, promoted) -> None:
+        path = os.path.join(self.dir, "ladder.csv")
+        new = not os.path.exists(path)
+        with open(path, "a", newline="") as f:
+            w = csv.writer(f)
+            if new:
+                w.writerow(["generation", "opponent", "games", "win_rate", "elo", "promoted", "archive_games",
+                            "hours"])
+            w.writerow([g, "" if opponent is None else opponent, games, "" if rate is None else f"{rate:.3f}",
+                        f"{rating:.1f}", int(promoted), len(archive_games(self.games_dir)),
+                        f"{self.state.get('seconds', 0) / 3600:.3f}"])
+        plot_ladder(path, os.path.join(self.dir, "ladder.png"))
+
+    # ----------------------------------------------------------------- driver
+    def run(self, generations: int | None = None, hours: float | None = None) -> None:
+        """Run (or resume) until ``generations`` generations exist or ``hours`` of loop time passed."""
+        t_start = time.time()
+        base = self.state.get("seconds", 0.0)
+        if self.state["stage"] == "init":
+            self.init()
+        while True:
+            g = self.state["generation"]
+            stage = self.state["stage"]
+            elapsed = base + time.time() - t_start
+            if stage == "selfplay":
+                if generations is not None and g > generations:
+                    break
+                if hours is not None and elapsed >= hours * 3600:
+                    self.log(f"time budget of {hours} h used: stopping before generation {g}")
+                    break
+            getattr(self, stage)(g)
+            nxt = self.STAGES.index(stage) + 1
+            if nxt == len(self.STAGES):
+                self.state.update(generation=g + 1, stage="selfplay")
+            else:
+                self.state["stage"] = self.STAGES[nxt]
+            self.state["seconds"] = base + time.time() - t_start
+            self.save()
+
+
+def _jsonable(d):
+    if isinstance(d, dict):
+        return {k: _jsonable(v) for k, v in d.items()}
+    return d
+
+
+def plot_ladder(csv_path: str, png_path: str) -> bool:
+    """Plot Elo by generation as a PNG (needs matplotlib, the optional ``plot`` extra)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    rows = list(csv.DictReader(open(csv_path)))
+    if not rows:
+        return False
+    gens = [int(r["generation"]) for r in rows]
+    elos = [float(r["elo"]) for r in rows]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(gens, elos, marker="o")
+    for r, x, y in zip(rows, gens, elos):
+        if r["promoted"] == "1":
+            ax.plot([x], [y], marker="o", color="green")
+    ax.set_xlabel("generation")
+    ax.set_ylabel("Elo (generation 0 = 0)")
+    ax.set_title("azgo loop: Elo ladder")
+    ax.grid(True, alpha=0.3)
+    tmp = png_path + ".tmp.png"
+    fig.savefig(tmp, dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    os.replace(tmp, png_path)
+    return True
+
+
+@click.command("loop")
+@click.option("--dir", "folder", required=True, type=click.Path(file_okay=False), help="Loop folder (created or resumed).")
+@click.option("--generations", type=click.IntRange(min=1), help="Stop after this many generations.")
+@click.option("--hours", type=click.FloatRange(min=0, min_open=True), help="Stop starting generations after this much loop time.")
+@click.option("--net", default=LoopConfig.net, show_default=True, help="Network size for generation 0.")
+@click.option("--size", default=9, show_default=True, type=click.IntRange(7, 19))
+@click.option("--komi", default=7.0, show_default=True, type=float)
+@click.option("--games-per-generation", default=LoopConfig.games_per_generation, show_default=True, type=click.IntRange(min=1))
+@click.option("--workers", default=LoopConfig.workers, show_default=True, type=click.IntRange(min=1))
+@click.option("--full-visits", default=SelfPlayConfig.full_visits, show_default=True, type=click.IntRange(min=1))
+@click.option("--cheap-visits", default=SelfPlayConfig.cheap_visits, show_default=True, type=click.IntRange(min=1))
+@click.option("--train-steps", default=LoopConfig.train_steps, show_default=True, type=click.IntRange(min=1))
+@click.option("--batch-size", default=LoopConfig.batch_size, show_default=True, type=click.IntRange(min=1))
+@click.option("--window", default=LoopConfig.window, show_default=True, type=click.IntRange(min=1), help="Most recent games trained on.")
+@click.option("--lr", default=LoopConfig.lr, show_default=True, type=float)
+@click.option("--gate-games", default=LoopConfig.gate_games, show_default=True, type=click.IntRange(min=1))
+@click.option("--gate-visits", default=LoopConfig.gate_visits, show_default=True, type=click.IntRange(min=1))
+@click.option("--gate-threshold", default=LoopConfig.gate_threshold, show_default=True, type=click.FloatRange(0, 1))
+@click.option("--seed", default=0, show_default=True, type=int)
+def loop(folder, generations, hours, net, size, komi, games_per_generation, workers, full_visits, cheap_visits,
+         train_steps, batch_size, window, lr, gate_games, gate_visits, gate_threshold, seed):
+    """Generations of selfplay -> train -> export -> gate, resumable after a kill (same command)."""
+    sp = SelfPlayConfig(size=size, komi=komi, full_visits=full_visits, cheap_visits=cheap_visits)
+    cfg = LoopConfig(net=net, games_per_generation=games_per_generation, workers=workers, train_steps=train_steps,
+                     batch_size=batch_size, window=window, lr=lr, gate_games=gate_games, gate_visits=gate_visits,
+                     gate_threshold=gate_threshold, seed=seed, selfplay=sp)
+    Loop(folder, cfg).run(generations=generations, hours=hours)
