@@ -128,7 +128,8 @@ class Searcher:
                         node = None
                         break
                     node = node.children[move]
-                if node is not None and not (node.expanded and node.board.hash == game.board.hash):
+                if node is not None and not (node.expanded and node.board.hash == game.board.hash
+                                             and node.board.to_move == game.board.to_move):
                     node = None
         if node is None:
             node = Node(game.board.copy())

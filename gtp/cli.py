@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -195,7 +196,12 @@ def gtp_cmd(ctx, **params):
     """Speak GTP on stdin/stdout (for Sabaki, Lizzie, gtp2ogs, GoGui, match runners)."""
     from .loop import run
     engine = make_engine(make_config(ctx, params))
-    sys.exit(run(engine))
+    status = run(engine)
+    # Exit at once: the stdin reader thread may still be blocked in readline (stdin left open after
+    # `quit`), and a normal interpreter shutdown then aborts on the buffered reader's lock.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 @main.command("genmove")

@@ -270,8 +270,10 @@ class GtpEngine:
         self._nargs(args, 1, "reg_genmove COLOR")
         color = self._color(args[0])
         before = self.game.board
+        history = list(self.resign.history)
         result, move = self._think(color)
         self.game.boards[-1] = before
+        self.resign.history = history  # the move is not played: it must not count towards resigning
         return "resign" if move is None else move_to_gtp(move, self.size)
 
     def cmd_kgs__genmove_cleanup(self, args) -> str:

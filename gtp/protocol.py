@@ -31,7 +31,7 @@ def preprocess(line: str) -> str:
     hash_at = line.find("#")
     if hash_at >= 0:
         line = line[:hash_at]
-    return line.replace("\t", " ").strip()
+    return line.replace("\t", " ").strip(" ")
 
 
 def parse(line: str) -> Command | None:
@@ -39,7 +39,7 @@ def parse(line: str) -> Command | None:
     text = preprocess(line)
     if not text:
         return None
-    tokens = text.split()
+    tokens = [t for t in text.split(" ") if t]  # only SPACE separates (HT became SPACE), not NBSP etc.
     cid = None
     if tokens[0].isdigit() and tokens[0].isascii():
         cid = min(int(tokens[0]), MAX_ID)
