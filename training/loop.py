@@ -5,9 +5,8 @@ Layout of the loop folder::
     state.json             where the loop is (generation, stage, best network, ratings)
     games/                 the shared SGF archive; games/best.onnx is the network self-play uses
     nets/genNNNN.onnx      every generation's network (+ its card genNNNN.json)
-    checkpoints/genNNNN.pt every generation's training checkpoint
+    checkpoints/genNNNN/   every generation's training run (checkpoint.pt, train_log.csv, tb/)
     matches/genNNNN/       the gating match's SGF games
-    train/genNNNN/         training logs
     ladder.csv, ladder.png the Elo ladder across generations
 
 Generation 0 is the randomly initialised network. Generation g: self-play until the archive holds
@@ -82,7 +81,7 @@ class Loop:
         self.dir = folder
         self.cfg = cfg
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
-        for sub in ("games", "nets", "checkpoints", "matches", "train"):
+        for sub in ("games", "nets", "checkpoints", "matches"):
             os.makedirs(os.path.join(folder, sub), exist_ok=True)
         self.state_path = os.path.join(folder, "state.json")
         if os.path.exists(self.state_path):
@@ -96,8 +95,12 @@ class Loop:
     def net_path(self, g: int) -> str:
         return os.path.join(self.dir, "nets", f"gen{g:04d}.onnx")
 
+    def run_dir(self, g: int) -> str:
+        """The training run folder of generation g (checkpoint.pt, train_log.csv, tb/)."""
+        return os.path.join(self.dir, "checkpoints", f"gen{g:04d}")
+
     def ckpt_path(self, g: int) -> str:
-        return os.path.join(self.dir, "checkpoints", f"gen{g:04d}.pt")
+        return os.path.join(self.run_dir(g), "checkpoint.pt")
 
     @property
     def games_dir(self) -> str:
@@ -116,6 +119,7 @@ class Loop:
         model = build_model(cfg.net, seed=cfg.seed).eval()
         ckpt = {"net": cfg.net, "model": model.state_dict(), "step": 0,
                 "training": f"generation 0 of azgo loop: random initialisation (seed {cfg.seed})"}
+        os.makedirs(self.run_dir(0), exist_ok=True)
         tmp = self.ckpt_path(0) + ".tmp"
         torch.save(ckpt, tmp)
         os.replace(tmp, self.ckpt_path(0))
@@ -140,13 +144,12 @@ class Loop:
 
     def train(self, g: int) -> None:
         cfg = self.cfg
-        out = self.ckpt_path(g)
-        logdir = os.path.join(self.dir, "train", f"gen{g:04d}")
+        out = self.run_dir(g)
         cmd = [sys.executable, "-m", "azgo.gtp.cli", "train", self.games_dir, "--out", out,
                "--steps", str(cfg.train_steps), "--batch-size", str(cfg.batch_size), "--window", str(cfg.window),
-               "--lr", str(cfg.lr), "--threads", str(cfg.train_threads), "--logdir", logdir,
-               "--seed", str(cfg.seed * 1000 + g)]
-        if os.path.exists(out):
+               "--lr", str(cfg.lr), "--threads", str(cfg.train_threads), "--seed", str(cfg.seed * 1000 + g),
+               "--no-progress"]
+        if os.path.exists(self.ckpt_path(g)):
             cmd.append("--resume")
         else:
             cmd += ["--init", self.ckpt_path(self.state["best"])]

@@ -1,0 +1,349 @@
+"""Training: dataset targets, symmetry augmentation, losses, checkpoint/resume, kill safety, export.
+
+Uses the tiny ``b2c16`` network and a handful of 7x7 games made here (random play written with
+``record_from_game``/``write_sgf``), some with azgo search properties (AZP/AZX/AZT).
+"""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("onnx")
+
+from azgo.engine import planes as P  # noqa: E402
+from azgo.engine import symmetry as sym  # noqa: E402
+from azgo.engine.board import BLACK, WHITE  # noqa: E402
+from azgo.engine.coords import gtp_to_move  # noqa: E402
+from azgo.engine.features import encode  # noqa: E402
+from azgo.engine.game import Game  # noqa: E402
+from azgo.engine.scoring import area_ownership, area_score, result_string  # noqa: E402
+from azgo.engine.sgf import encode_visits, load_sgf, record_from_game, write_sgf  # noqa: E402
+from azgo.training import dataset as D  # noqa: E402
+from azgo.training import train as T  # noqa: E402
+from azgo.training.model import build_model  # noqa: E402
+
+N = 7
+
+
+@pytest.fixture(autouse=True)
+def _restore_torch_threads():
+    """Training runs here use 1 thread (bit-exact resume); give the rest of the session its setting back."""
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
+
+
+# ------------------------------------------------------------------------------------- game files
+
+def random_game(seed: int, moves: int, finish: bool, props: str = "none") -> tuple[Game, list[dict]]:
+    """``moves`` random legal non-pass moves, then two passes if ``finish``.
+
+    props: "none" (a foreign game), "azp" (AZP + AZT, every third move cheap) or "azx" (AZX too).
+    """
+    rng = random.Random(seed)
+    g = Game(N, 7.5)
+    move_props = []
+    while g.move_number < moves:
+        pts = [m for m in g.board.legal_moves() if m != N * N]
+        m = rng.choice(pts) if pts else N * N
+        other = rng.choice(pts) if pts else N * N
+        p = {}
+        if props != "none":
+            p = {"AZP": encode_visits({m: 12, other: 3, N * N: 1}, N), "AZN": "16",
+                 "AZT": "0" if g.move_number % 3 == 2 else "1"}
+            if props == "azx":
+                p["AZX"] = encode_visits({m: 10, other: 1}, N)
+        move_props.append(p)
+        g.play(m)
+    if finish:
+        for _ in range(2):
+            move_props.append({})
+            g.play(N * N)
+    return g, move_props
+
+
+def write_game(path: Path, game: Game, move_props, result: str | None = None, mtime: float | None = None) -> Path:
+    if result is None:
+        result = result_string(area_score(game.board, game.komi))
+    path.write_bytes(write_sgf(record_from_game(game, result=result, move_props=move_props)))
+    if mtime is not None:
+        os.utime(path, (mtime, mtime))
+    return path
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory):
+    """A folder of 7x7 games: self-play-like (AZP/AZX/AZT), foreign (no props), one unfinished, one bad."""
+    root = tmp_path_factory.mktemp("games")
+    t = time.time() - 1000
+    for i in range(10):
+        g, props = random_game(i, 20 + i, finish=True, props="azx" if i % 2 else "azp")
+        write_game(root / f"self-{i:02d}.sgf", g, props, mtime=t + i)
+    g, props = random_game(100, 25, finish=True, props="none")
+    write_game(root / "foreign.sgf", g, props, mtime=t + 20)
+    g, props = random_game(101, 30, finish=False, props="azp")
+    write_game(root / "unfinished.sgf", g, props, result="W+R", mtime=t + 21)
+    (root / "bad.sgf").write_bytes(b"(;GM[1]SZ[7];B[zz]")
+    os.utime(root / "bad.sgf", (t + 22, t + 22))
+    return root
+
+
+# ------------------------------------------------------------------------------------- targets
+
+def test_hand_checked_targets(tmp_path):
+    """One game with AZX, AZP-only, cheap and bare nodes, played to two passes, checked by hand."""
+    g = Game(N, 7.5)
+    seq = [("D4", {"AZP": "dd:8 cc:2", "AZX": "dd:6 ee:2", "AZT": "1"}),   # B: AZX wins over AZP
+           ("C3", {"AZP": "ce:5", "AZT": "0"}),                             # W: cheap -> skipped
+           ("E5", {"AZP": "ec:3 pass:1", "AZT": "1"}),                      # B: AZP only
+           ("C5", {}),                                                      # W: no stats -> played move
+           ("pass", {"AZP": "pass:4", "AZT": "1"}),                         # B
+           ("pass", {})]                                                    # W
+    for v, _ in seq:
+        g.play(gtp_to_move(v, N))
+    margin = area_score(g.board, g.komi)  # Black minus White minus komi
+    path = write_game(tmp_path / "hand.sgf", g, [p for _, p in seq])
+    arrays = D.decode_file(path)
+    assert len(arrays) == 5 and arrays.stats["cheap"] == 1
+    assert arrays.stats == {"moves": 6, "cheap": 1, "azx": 1, "azp": 2, "played": 2, "finished": 1}
+    n2 = N * N
+
+    def onehot(**kv):
+        v = np.zeros(n2 + 1, np.float32)
+        for k, x in kv.items():
+            v[n2 if k == "pass" else gtp_to_move(k, N)] = x
+        return v
+
+    # SGF "dd" = D4 on 7x7, "ee" = E3, "ec" = E5, "cc" = C5.
+    np.testing.assert_allclose(arrays.policy[0], onehot(D4=0.75, E3=0.25))
+    np.testing.assert_allclose(arrays.policy[1], onehot(E5=0.75, **{"pass": 0.25}))
+    np.testing.assert_allclose(arrays.policy[2], onehot(C5=1.0))
+    np.testing.assert_allclose(arrays.policy[3], onehot(**{"pass": 1.0}))
+    np.testing.assert_allclose(arrays.policy[4], onehot(**{"pass": 1.0}))
+    movers = [BLACK, BLACK, WHITE, BLACK, WHITE]
+    black_wins = 1.0 if margin > 0 else -1.0
+    signs = np.array([1.0 if c == BLACK else -1.0 for c in movers], np.float32)
+    np.testing.assert_array_equal(arrays.value, signs * black_wins)
+    np.testing.assert_array_equal(arrays.value_w, 1.0)
+    np.testing.assert_array_equal(arrays.final_w, 1.0)
+    np.testing.assert_allclose(arrays.score, signs * margin)
+    own = area_ownership(g.board).reshape(-1)
+    for j, s in enumerate(signs):
+        np.testing.assert_array_equal(arrays.ownership[j], own * int(s))
+    # planes: the position before each kept move, from the mover's view, komi plane separate
+    boards_before = [0, 2, 3, 4, 5]
+    for j, i in enumerate(boards_before):
+        want = encode(g.boards[i::-1][:P.HISTORY], g.komi)
+        got = D.unpack_planes(arrays.planes[j:j + 1], N)[0]
+        np.testing.assert_array_equal(got, want[:P.KOMI_PLANE])
+        assert arrays.komi[j] == pytest.approx(want[P.KOMI_PLANE, 0, 0])
+    assert arrays.komi[0] == pytest.approx(-7.5 / 15) and arrays.komi[2] == pytest.approx(7.5 / 15)
+
+
+def test_results_and_unfinished_games(tmp_path):
+    assert D.parse_result("B+R") == 1.0 and D.parse_result("W+3.5") == -1.0
+    assert D.parse_result("0") == 0.0 and D.parse_result("Draw") == 0.0
+    assert D.parse_result("Void") is None and D.parse_result("?") is None and D.parse_result("") is None
+    g, props = random_game(7, 12, finish=False, props="none")
+    a = D.decode_file(write_game(tmp_path / "resigned.sgf", g, props, result="W+R"))
+    assert len(a) == 12 and a.stats["played"] == 12
+    np.testing.assert_array_equal(a.value, [-1.0 if i % 2 == 0 else 1.0 for i in range(12)])
+    assert a.final_w.sum() == 0 and a.value_w.sum() == 12   # not played to the end
+    a = D.decode_file(write_game(tmp_path / "void.sgf", g, props, result="Void"))
+    assert a.value_w.sum() == 0
+    g, props = random_game(8, 10, finish=True, props="none")
+    a = D.decode_file(write_game(tmp_path / "draw.sgf", g, props, result="0"))
+    assert a.value_w.sum() == len(a) and not a.value.any()
+
+
+def test_archive_window_validation_and_bad_files(archive, tmp_path):
+    warnings = []
+    files = D.select_window(D.find_sgf_files([str(archive)]), None)
+    assert [Path(f).name for f in files][-3:] == ["foreign.sgf", "unfinished.sgf", "bad.sgf"]
+    window = D.select_window(D.find_sgf_files([str(archive / "*.sgf")]), 4)
+    assert [Path(f).name for f in window] == ["self-09.sgf", "foreign.sgf", "unfinished.sgf", "bad.sgf"]
+    cache = tmp_path / "cache"
+    train, val, summary = D.load_dataset([str(archive)], val_fraction=0.3, cache_dir=str(cache),
+                                         workers=1, warn=warnings.append)
+    assert summary.skipped_files == 1 and any("bad.sgf" in w for w in warnings)
+    assert summary.train_games + summary.val_games == 12
+    held = {Path(f).name for f in files if D.is_validation(f, 0.3) and Path(f).name != "bad.sgf"}
+    assert len(held) == summary.val_games and held  # deterministic by file name
+    assert summary.targets["played"] > 0 and summary.targets["azx"] > 0 and summary.targets["azp"] > 0
+    assert summary.cheap_skipped > 0
+    # the cache gives identical arrays and is keyed by mtime/size
+    t2, v2, s2 = D.load_dataset([str(archive)], val_fraction=0.3, cache_dir=str(cache), workers=1)
+    for n in train.sizes:
+        for k, arr in train.arrays[n].items():
+            np.testing.assert_array_equal(arr, t2.arrays[n][k])
+    f = archive / "self-00.sgf"
+    key_before = D.cache_path(str(f), str(cache))
+    st = f.stat()
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns + 1000))
+    assert D.cache_path(str(f), str(cache)) != key_before
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_symmetry_augmentation_is_consistent(archive):
+    train, _, _ = D.load_dataset([str(archive)], val_fraction=0.0, use_cache=False, workers=1)
+    n = train.sizes[0]
+    idx = np.arange(min(40, int(train.counts[0])))
+    base = train.batch(n, idx, 0)
+    for k in range(8):
+        b = train.batch(n, idx, k)
+        np.testing.assert_array_equal(b["planes"], sym.apply_planes(base["planes"], k))
+        np.testing.assert_array_equal(b["policy"], sym.apply_policy(base["policy"], k, n))
+        np.testing.assert_array_equal(b["ownership"], sym.apply_points(base["ownership"], k, n))
+        for key in ("value", "value_w", "score", "final_w"):
+            np.testing.assert_array_equal(b[key], base[key])
+    # mixed symmetries in one batch: each row is transformed by its own k
+    ks = np.arange(len(idx)) % 8
+    mixed = train.batch(n, idx, ks)
+    for i in (0, 3, 13):
+        np.testing.assert_array_equal(mixed["planes"][i], sym.apply_planes(base["planes"][i], ks[i]))
+        np.testing.assert_array_equal(mixed["policy"][i], sym.apply_policy(base["policy"][i], ks[i], n))
+    # a stone plane, the policy mass and ownership move together: the played (one-hot) move of the
+    # foreign game lands on an empty point in every symmetry
+    sample = train.sample(np.random.default_rng(1), 64)
+    occupied = (sample["planes"][:, P.OWN_STONES] + sample["planes"][:, P.OPP_STONES]).reshape(64, -1)
+    mass_on_stones = (sample["policy"][:, :-1] * occupied).sum()
+    assert mass_on_stones == 0.0
+
+
+# ------------------------------------------------------------------------------------- training
+
+def _config(archive, out, **kw) -> T.TrainConfig:
+    base = dict(data=[str(archive)], out=str(out), net="b2c16", steps=8, batch_size=32,
+                checkpoint_every=4, log_every=2, validate_every=4, val_fraction=0.2, val_positions=64,
+                seed=5, threads=1, workers=1, tensorboard=False, progress=False, cache=False)
+    base.update(kw)
+    return T.TrainConfig(**base)
+
+
+def test_loss_decreases_on_a_fixed_batch(archive):
+    torch.set_num_threads(1)
+    train, _, _ = D.load_dataset([str(archive)], val_fraction=0.0, use_cache=False, workers=1)
+    batch = T.to_tensors(train.sample(np.random.default_rng(0), 64))
+    assert batch["final_w"].sum() > 0 and batch["value_w"].sum() > 0
+    model = build_model("b2c16", seed=0).train()
+    opt = T.make_optimizer(model, T.TrainConfig(lr=0.02))
+    first = None
+    for _ in range(25):
+        loss, m = T.compute_losses(model(batch["planes"]), batch)
+        first = m if first is None else first
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    _, last = T.compute_losses(model(batch["planes"]), batch)
+    assert last["loss"] < 0.8 * first["loss"]
+    assert last["policy"] < first["policy"] and last["value"] < first["value"]
+
+
+def test_resume_matches_an_uninterrupted_run(archive, tmp_path):
+    straight = T.run(_config(archive, tmp_path / "a", steps=8), log=lambda m: None)
+    assert straight["step"] == 8
+    T.run(_config(archive, tmp_path / "b", steps=4), log=lambda m: None)
+    half = T.load_checkpoint(tmp_path / "b" / "checkpoint.pt")
+    assert half["step"] == 4 and half["optimizer"]["state"]  # momentum buffers saved
+    resumed = T.run(_config(archive, tmp_path / "b", steps=8, resume=True), log=lambda m: None)
+    assert resumed["step"] == 8
+    a = T.load_checkpoint(tmp_path / "a" / "checkpoint.pt")
+    b = T.load_checkpoint(tmp_path / "b" / "checkpoint.pt")
+    assert a["step"] == b["step"] == 8
+    for k in a["model"]:
+        assert torch.equal(a["model"][k], b["model"][k]), k
+    for k, st in a["optimizer"]["state"].items():
+        assert torch.equal(st["momentum_buffer"], b["optimizer"]["state"][k]["momentum_buffer"])
+    assert a["rng"]["numpy"] == b["rng"]["numpy"]
+    # the CSV log of the resumed run equals the straight one, step for step
+    rows = [(Path(p) / "train_log.csv").read_text().splitlines() for p in (tmp_path / "a", tmp_path / "b")]
+    assert [r.split(",")[2:12] for r in rows[0]] == [r.split(",")[2:12] for r in rows[1]]
+    prov = b["training"]
+    assert prov["steps"] == 8 and prov["samples"] == 8 * 32 and prov["games"] > 0 and prov["positions"] > 0
+    # a fresh run refuses to overwrite; --init starts from the weights at step 0
+    with pytest.raises(T.TrainError, match="exists"):
+        T.run(_config(archive, tmp_path / "b", steps=8), log=lambda m: None)
+    child = T.run(_config(archive, tmp_path / "c", steps=2, init=str(tmp_path / "b" / "checkpoint.pt")),
+                  log=lambda m: None)
+    c = T.load_checkpoint(child["checkpoint"])
+    assert c["step"] == 2 and c["training"]["lineage"][-1]["steps"] == 8
+
+
+def _azgo(*args):
+    """The ``azgo`` command line, run with this interpreter."""
+    return [sys.executable, "-c", "import sys; from azgo.gtp.cli import main; sys.exit(main())", *args]
+
+
+def test_sigkill_leaves_a_loadable_checkpoint_and_resume_finishes(archive, tmp_path):
+    out = tmp_path / "run"
+    ckpt = out / "checkpoint.pt"
+    args = ["train", str(archive), "--out", str(out), "--net", "b2c16", "--steps", "100000",
+            "--batch-size", "16", "--checkpoint-every", "3", "--log-every", "5", "--validate-every", "0",
+            "--threads", "1", "--no-tensorboard", "--no-progress", "--no-cache", "--seed", "1"]
+    proc = subprocess.Popen(_azgo(*args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and not ckpt.exists():
+            time.sleep(0.05)
+        assert ckpt.exists(), proc.stderr.read1(10000).decode() if proc.poll() is not None else "no checkpoint"
+        time.sleep(0.3 + random.random() * 0.3)  # let it write a few more checkpoints, then kill mid-run
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    killed = T.load_checkpoint(ckpt)  # complete: loads with weights_only
+    step = killed["step"]
+    assert step > 0 and step % 3 == 0
+    # nothing but the checkpoint looks like one (an interrupted write is a hidden .tmp file)
+    assert [p.name for p in out.glob("*.pt")] == ["checkpoint.pt"]
+    target = step + 7
+    res = subprocess.run(_azgo("train", "--out", str(out), "--resume", "--steps", str(target), "--no-progress"),
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    final = T.load_checkpoint(ckpt)
+    assert final["step"] == target
+    assert final["args"]["batch_size"] == 16 and final["args"]["steps"] == target
+    assert len(final["training"]["commands"]) == 2
+    assert not list(out.glob(".*.tmp"))
+    lines = (out / "train_log.csv").read_text().splitlines()
+    steps = [int(line.split(",")[2]) for line in lines[1:]]
+    assert steps == sorted(steps) and steps[-1] == target
+
+
+def test_export_cli_writes_an_onnx_the_evaluator_runs(archive, tmp_path):
+    from azgo.nets.evaluator import OnnxEvaluator
+    T.run(_config(archive, tmp_path / "r", steps=3), command="azgo train (test)", log=lambda m: None)
+    onnx_path = tmp_path / "net.onnx"
+    res = subprocess.run(_azgo("export", str(tmp_path / "r"), "--out", str(onnx_path)),
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    card = json.loads(onnx_path.with_suffix(".json").read_text())
+    assert card["net"] == "b2c16"
+    assert card["training"]["steps"] == 3 and card["training"]["samples"] == 96
+    assert card["training"]["games"] > 0 and card["training"]["positions"] > 0
+    assert card["training"]["commands"] == ["azgo train (test)"] and card["training"]["train_seconds"] >= 0
+    ev = OnnxEvaluator(onnx_path)
+    rec = load_sgf(str(archive / "self-01.sgf"))
+    game = rec.to_game(6)
+    planes = encode(game.recent_boards(P.HISTORY), game.komi)[None]
+    legal = game.board.legal_mask()[None]
+    out = ev.evaluate(planes, legal)
+    assert out.policy.shape == (1, N * N + 1) and abs(float(out.policy.sum()) - 1) < 1e-5
+    assert -1 <= float(out.value[0]) <= 1 and out.ownership.shape == (1, N * N)
+
+
+def test_cli_help_does_not_import_torch():
+    code = ("import sys; from click.testing import CliRunner; from azgo.gtp.cli import main; "
+            "r = CliRunner().invoke(main, ['--help']); assert r.exit_code == 0, r.output; "
+            "r = CliRunner().invoke(main, ['train', '--help']); assert r.exit_code == 0, r.output; "
+            "assert 'torch' not in sys.modules, 'torch imported'; print('ok')")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr

@@ -1,0 +1,159 @@
+"""The training verbs of the ``azgo`` command line, loaded on demand by ``azgo.gtp.cli.LazyGroup``.
+
+One section per command. This module must not import torch at module level (``azgo --help`` imports
+it); each command imports what it needs when it runs.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+
+import click
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def _command_line() -> str:
+    """The command as typed, for provenance (``azgo`` plus the arguments)."""
+    return shlex.join(["azgo", *sys.argv[1:]])
+
+
+def _explicit(ctx: click.Context, names) -> set[str]:
+    """The parameters given on the command line or through the environment (not defaults)."""
+    from click.core import ParameterSource
+    given = set()
+    for name in names:
+        if ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):
+            given.add(name)
+    return given
+
+
+def _int_list(ctx, param, value):
+    if value is None or value == "":
+        return None
+    try:
+        return [int(x) for x in value.replace(",", " ").split()]
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated integers, got {value!r}") from None
+
+
+def _float_list(ctx, param, value):
+    if value is None or value == "":
+        return None
+    try:
+        out = [float(x) for x in value.replace(",", " ").split()]
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated numbers, got {value!r}") from None
+    if len(out) != 4 or any(w < 0 for w in out):
+        raise click.BadParameter("expected 4 non-negative numbers: policy,value,ownership,score")
+    return out
+
+
+# ============================================================================================ train
+
+@click.command("train", context_settings=CONTEXT)
+@click.argument("sources", nargs=-1, metavar="[SGF_SOURCES]...")
+@click.option("--out", "-o", required=True, type=click.Path(file_okay=False),
+              help="Run folder: checkpoint.pt, train_log.csv, tb/ (TensorBoard).")
+@click.option("--net", default="b6c64", show_default=True,
+              help="Network size for a fresh start (b2c16, b6c64, b6c96, b10c128).")
+@click.option("--init", "init", type=click.Path(dir_okay=False, exists=True),
+              help="Start from this checkpoint's weights (fresh optimizer, step 0).")
+@click.option("--resume", is_flag=True,
+              help="Continue the run in --out from its checkpoint (same data files, step, optimizer, "
+                   "RNG); options given now override the recorded ones.")
+@click.option("--steps", default=1000, show_default=True, type=click.IntRange(min=0),
+              help="Train until this step count (total, including resumed steps).")
+@click.option("--batch-size", default=256, show_default=True, type=click.IntRange(min=1))
+@click.option("--lr", default=0.02, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="SGD learning rate.")
+@click.option("--lr-steps", callback=_int_list, metavar="S1,S2,...",
+              help="Multiply the learning rate by --lr-decay at each of these steps.")
+@click.option("--lr-decay", default=0.1, show_default=True, type=click.FloatRange(min=0, min_open=True))
+@click.option("--momentum", default=0.9, show_default=True, type=click.FloatRange(0, 1, max_open=True))
+@click.option("--weight-decay", default=1e-4, show_default=True, type=click.FloatRange(min=0),
+              help="L2 on convolution and linear weights.")
+@click.option("--loss-weights", callback=_float_list, metavar="P,V,O,S",
+              help="Weights of the policy, value, ownership and score losses  [default: 1,1,0.5,0.2]")
+@click.option("--window", type=click.IntRange(min=1),
+              help="Use only the N most recent games (file mtime, then name)  [default: all]")
+@click.option("--val-fraction", default=0.05, show_default=True, type=click.FloatRange(0, 1, max_open=True),
+              help="Fraction of games held out for validation (by a hash of the file name).")
+@click.option("--val-positions", default=4096, show_default=True, type=click.IntRange(min=1),
+              help="Held-out positions evaluated per validation.")
+@click.option("--checkpoint-every", default=500, show_default=True, type=click.IntRange(min=0),
+              help="Write the checkpoint every N steps (and at the end, and on Ctrl-C/SIGTERM).")
+@click.option("--log-every", default=50, show_default=True, type=click.IntRange(min=1),
+              help="Write a train_log.csv / TensorBoard row every N steps.")
+@click.option("--validate-every", default=500, show_default=True, type=click.IntRange(min=0),
+              help="Validate every N steps (0: only at the end).")
+@click.option("--seed", default=0, show_default=True, type=int,
+              help="Seed of the initial weights and of batch sampling.")
+@click.option("--threads", type=click.IntRange(min=1), help="torch threads  [default: torch's choice]")
+@click.option("--workers", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Processes decoding uncached games (0: one per core when there are many).")
+@click.option("--cache-dir", type=click.Path(file_okay=False),
+              help="Folder for decoded-position caches  [default: .azgo-cache beside the SGF files]")
+@click.option("--cache/--no-cache", default=True, show_default=True,
+              help="Cache decoded positions per SGF file.")
+@click.option("--tensorboard/--no-tensorboard", default=True, show_default=True,
+              help="Also write TensorBoard event files (needs the tensorboard package).")
+@click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bars on stderr.")
+@click.pass_context
+def train(ctx, sources, **opts):
+    """Train a network on SGF games: folders (searched recursively), globs or files.
+
+    azgo self-play archives give visit-count policy targets (AZX, else AZP; cheap-search moves,
+    AZT[0], are left out); other SGF collections give the played move. Value from RE; ownership and
+    score only from games played out to two passes.
+    """
+    from azgo.training.train import TrainConfig, TrainError, run
+
+    values = dict(opts)
+    values["data"] = list(sources)
+    if values["lr_steps"] is None:
+        values["lr_steps"] = []
+    if values["loss_weights"] is None:
+        values.pop("loss_weights")
+    config = TrainConfig(**values)
+    explicit = _explicit(ctx, [p.name for p in ctx.command.params if p.name != "sources"])
+    if sources:
+        explicit.add("data")
+    try:
+        summary = run(config, explicit=explicit, command=_command_line())
+    except TrainError as e:
+        raise click.ClickException(str(e)) from None
+    if summary["stopped"] is not None:
+        sys.exit(130)
+    click.echo(f"step {summary['step']}: checkpoint {summary['checkpoint']}")
+
+
+# ============================================================================================ export
+
+@click.command("export", context_settings=CONTEXT)
+@click.argument("checkpoint", type=click.Path(exists=True))
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False),
+              help="The .onnx file to write; the net card <name>.json goes beside it.")
+@click.option("--parity/--no-parity", default=True, show_default=True,
+              help="Check onnxruntime against torch on random positions (9x9, 13x13, 19x19).")
+def export(checkpoint, out, parity):
+    """Export a training checkpoint (a file, or a run folder's checkpoint.pt) to ONNX + net card.
+
+    The card's "training" field is the provenance the checkpoint recorded (steps, samples, games and
+    positions trained on, training time, command lines).
+    """
+    from pathlib import Path
+
+    from azgo.training.export import ExportError, export_checkpoint
+
+    path = Path(checkpoint)
+    if path.is_dir():
+        path = path / "checkpoint.pt"
+        if not path.exists():
+            raise click.ClickException(f"no checkpoint.pt in {checkpoint}")
+    try:
+        onnx_path, card = export_checkpoint(path, out, check=parity)
+    except (ExportError, KeyError, RuntimeError, OSError) as e:
+        raise click.ClickException(f"cannot export {path}: {e}") from None
+    click.echo(f"wrote {onnx_path} ({onnx_path.stat().st_size / 1e6:.2f} MB) and {card}")
