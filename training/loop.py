@@ -14,7 +14,8 @@ Generation 0 is the randomly initialised network. Generation g: self-play until 
 checkpoint on a window of the most recent games, export, then gate: the candidate plays the best
 network ``gate_games`` games at equal visits and replaces it when it wins at least ``gate_threshold``
 (55%, as Leela Zero gated). Each candidate's Elo is the best network's Elo plus the Elo of its gating
-score, so the ladder rates every new network against the earlier ones it had to beat.
+score (smoothed by half a win on each side, so a clean sweep gives a finite step), so the ladder rates
+every new network against the earlier ones it had to beat.
 
 Every stage is idempotent and ``state.json`` is replaced atomically after each, so a loop killed at
 any moment resumes where it stopped when the same command runs again.
@@ -178,7 +179,9 @@ class Loop:
         for line in summary.lines():
             self.log(f"[gen {g}] {line}")
         from azgo.gtp.match import elo
-        rating = self.state["elo"][str(best)] + elo(summary.rate)
+        # smoothed score (a half win added on each side) so that 20-0 gives a finite rating step
+        smoothed = (summary.a_wins + 0.5 * summary.draws + 0.5) / (summary.games + 1)
+        rating = self.state["elo"][str(best)] + elo(smoothed)
         promoted = summary.rate >= cfg.gate_threshold
         self.state["elo"][str(g)] = rating
         if promoted:
@@ -274,6 +277,8 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
 @click.option("--workers", default=LoopConfig.workers, show_default=True, type=click.IntRange(min=1))
 @click.option("--full-visits", default=SelfPlayConfig.full_visits, show_default=True, type=click.IntRange(min=1))
 @click.option("--cheap-visits", default=SelfPlayConfig.cheap_visits, show_default=True, type=click.IntRange(min=1))
+@click.option("--full-prob", default=SelfPlayConfig.full_prob, show_default=True, type=click.FloatRange(0, 1),
+              help="Share of self-play moves searched fully and trained on.")
 @click.option("--train-steps", default=LoopConfig.train_steps, show_default=True, type=click.IntRange(min=1))
 @click.option("--batch-size", default=LoopConfig.batch_size, show_default=True, type=click.IntRange(min=1))
 @click.option("--window", default=LoopConfig.window, show_default=True, type=click.IntRange(min=1), help="Most recent games trained on.")
@@ -283,9 +288,9 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
 @click.option("--gate-threshold", default=LoopConfig.gate_threshold, show_default=True, type=click.FloatRange(0, 1))
 @click.option("--seed", default=0, show_default=True, type=int)
 def loop(folder, generations, hours, net, size, komi, games_per_generation, workers, full_visits, cheap_visits,
-         train_steps, batch_size, window, lr, gate_games, gate_visits, gate_threshold, seed):
+         full_prob, train_steps, batch_size, window, lr, gate_games, gate_visits, gate_threshold, seed):
     """Generations of selfplay -> train -> export -> gate, resumable after a kill (same command)."""
-    sp = SelfPlayConfig(size=size, komi=komi, full_visits=full_visits, cheap_visits=cheap_visits)
+    sp = SelfPlayConfig(size=size, komi=komi, full_visits=full_visits, cheap_visits=cheap_visits, full_prob=full_prob)
     cfg = LoopConfig(net=net, games_per_generation=games_per_generation, workers=workers, train_steps=train_steps,
                      batch_size=batch_size, window=window, lr=lr, gate_games=gate_games, gate_visits=gate_visits,
                      gate_threshold=gate_threshold, seed=seed, selfplay=sp)
