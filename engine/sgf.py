@@ -20,7 +20,7 @@ property   where     meaning
                      e.g. ``cc:312 dc:40 pass:3`` (see ``encode_visits`` / ``decode_visits``)
 ``AZX``    move      the policy training target: the visit counts after KataGo's forced-playout pruning
                      (same encoding as ``AZP``); absent when no pruning applied (then use ``AZP``)
-``AZN``    move      total root visits of that search
+``AZN``    move      total visits of the root's children in that search (the sum of ``AZP``)
 ``AZT``    move      ``1`` for a full (recorded, trainable) search, ``0`` for a cheap one
 ``AZQ``    move      root value after the search, side to move's view, in [-1, 1]
 ``AZV``    move      raw network value of the root position, side to move's view, in [-1, 1]

@@ -1,0 +1,154 @@
+"""Self-play: archive format, playout cap randomization, resignation, kill safety, several processes."""
+
+import glob
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from azgo.engine.board import BLACK
+from azgo.engine.scoring import area_score, result_string
+from azgo.engine.sgf import decode_visits, load_sgf
+from azgo.training.selfplay import SelfPlayConfig, SelfPlayRunner, false_resignations
+from azgo.training.workers import archive_games
+
+from scripted_eval import ScriptedEvaluator
+
+AZGO = [sys.executable, "-m", "azgo.gtp.cli"]
+
+
+def small_cfg(**kw):
+    base = dict(size=7, komi=7.0, full_visits=24, cheap_visits=6, full_prob=0.4, concurrent_games=4,
+                leaves_per_game=4, max_moves=60)
+    base.update(kw)
+    return SelfPlayConfig(**base)
+
+
+def test_archive_games_carry_the_documented_properties(tmp_path):
+    runner = SelfPlayRunner(ScriptedEvaluator(), small_cfg(), seed=3, net_id="scripted", out_dir=str(tmp_path))
+    stats = runner.play(5)
+    files = archive_games(str(tmp_path))
+    assert stats.games == 5 and len(files) == 5
+    assert not glob.glob(str(tmp_path / ".*.tmp"))
+    full = cheap = pruned = 0
+    for path in files:
+        rec = load_sgf(path)
+        assert rec.size == 7 and rec.komi == 7.0
+        assert rec.root_props["AZF"] == "1" and rec.root_props["AZM"] == "scripted"
+        assert rec.root_props["AZR"] in ("0.05", "off") and rec.root_props["AZS"].isdigit()
+        game = rec.to_game()
+        for node in rec.nodes:
+            p = node.props
+            assert p["AZT"] in ("0", "1")
+            visits = decode_visits(p["AZP"], 7)
+            assert sum(visits.values()) == int(p["AZN"]) > 0
+            assert -1 <= float(p["AZQ"]) <= 1 and -1 <= float(p["AZV"]) <= 1
+            if p["AZT"] == "1":
+                full += 1
+                assert int(p["AZN"]) >= 24 - 1  # the root's own evaluation is not a child visit
+                if "AZX" in p:
+                    pruned += 1
+                    x = decode_visits(p["AZX"], 7)
+                    assert all(x[m] <= visits[m] for m in x) and sum(x.values()) < sum(visits.values())
+            else:
+                cheap += 1
+        if rec.result.endswith("R"):
+            continue
+        assert game.over or game.move_number >= 60
+        assert rec.result == result_string(area_score(game.board, 7.0))
+    assert full > 0 and cheap > full  # ~40% full searches
+    assert pruned > 0
+
+
+def test_resignation_and_no_resign_games(tmp_path):
+    # komi 60 on 7x7: Black is hopeless from the start and resigns after 3 bad moves
+    cfg = small_cfg(komi=60.0, resign_threshold=0.3, no_resign_fraction=0.0, max_moves=40)
+    runner = SelfPlayRunner(ScriptedEvaluator(scale=8.0), cfg, seed=1, out_dir=str(tmp_path / "r"))
+    runner.play(3)
+    recs = [load_sgf(p) for p in archive_games(str(tmp_path / "r"))]
+    assert all(r.result == "W+R" for r in recs)
+    assert all(len([n for n in r.nodes if n.color == BLACK]) <= 4 for r in recs)
+    cfg2 = small_cfg(komi=60.0, resign_threshold=0.3, no_resign_fraction=1.0, max_moves=40)
+    SelfPlayRunner(ScriptedEvaluator(scale=8.0), cfg2, seed=2, out_dir=str(tmp_path / "n")).play(3)
+    paths = archive_games(str(tmp_path / "n"))
+    assert all(load_sgf(p).root_props["AZR"] == "off" and not load_sgf(p).result.endswith("R") for p in paths)
+    would, wrong = false_resignations(paths, threshold=0.3)
+    assert would == 3 and wrong == 0  # Black would have resigned, and did lose every game
+
+
+@pytest.fixture(scope="module")
+def tiny_net(tmp_path_factory):
+    pytest.importorskip("torch")
+    from azgo.training.export import export_random
+    path = tmp_path_factory.mktemp("net") / "tiny.onnx"
+    export_random("b2c16", 1, path, check=False)
+    return str(path)
+
+
+def _wait_for_games(folder, n, proc, timeout=120):
+    t = time.time()
+    while len(archive_games(folder)) < n:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        assert time.time() - t < timeout, "no games written in time"
+        time.sleep(0.2)
+
+
+def test_selfplay_killed_mid_write_leaves_no_corrupt_file_and_resumes(tmp_path, tiny_net):
+    out = str(tmp_path / "games")
+    args = AZGO + ["selfplay", "--net", tiny_net, "--out", out, "--size", "7", "--full-visits", "16",
+                   "--cheap-visits", "4", "--concurrent-games", "2", "--no-progress", "--seed", "5"]
+    proc = subprocess.Popen(args + ["--games", "1000", "--workers", "2"], stderr=subprocess.PIPE,
+                            start_new_session=True)
+    _wait_for_games(out, 3, proc)
+    os.killpg(proc.pid, signal.SIGKILL)  # the parent and its worker processes, mid-game
+    proc.wait()
+    have = archive_games(out)
+    for path in have:
+        load_sgf(path).to_game()  # every finished file is a complete game
+    # a half-written file, as a kill inside write() would leave it
+    with open(os.path.join(out, ".partial-game.sgf.tmp"), "wb") as f:
+        f.write(b"(;GM[1]SZ[7];B[aa")
+    res = subprocess.run(args + ["--games", str(len(have) + 2), "--workers", "1"], capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    after = archive_games(out)
+    assert len(after) == len(have) + 2 and set(have) <= set(after)
+    assert not glob.glob(os.path.join(out, ".*.tmp"))
+    for path in after:
+        load_sgf(path).to_game()
+
+
+def test_two_workers_and_a_trainer_share_one_archive(tmp_path, tiny_net):
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    shutil.copy(tiny_net, archive / "best.onnx")
+    worker = AZGO + ["selfplay", "--archive", str(archive), "--out", str(archive), "--size", "7", "--full-visits",
+                     "16", "--cheap-visits", "4", "--concurrent-games", "2", "--no-progress", "--games", "0"]
+    procs = [subprocess.Popen(worker + ["--seed", str(s)], stderr=subprocess.PIPE, start_new_session=True)
+             for s in (11, 12)]  # two independent processes (as on two machines)
+    try:
+        _wait_for_games(str(archive), 4, procs[0])
+        res = subprocess.run(AZGO + ["train", str(archive), "--out", str(tmp_path / "run"), "--net", "b2c16",
+                                     "--steps", "5", "--batch-size", "32", "--no-progress", "--no-tensorboard",
+                                     "--threads", "1"], capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stderr
+        res = subprocess.run(AZGO + ["export", str(tmp_path / "run"), "--out", str(tmp_path / "new.onnx"),
+                                     "--no-parity"], capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stderr
+        # promote the new network into the archive the running workers read from
+        tmp = archive / ".best.onnx.tmp"
+        shutil.copy(tmp_path / "new.onnx", tmp)
+        os.replace(tmp, archive / "best.onnx")
+        n = len(archive_games(str(archive)))
+        _wait_for_games(str(archive), n + 4, procs[1])
+    finally:
+        for p in procs:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    ids = {load_sgf(p).root_props["AZM"] for p in archive_games(str(archive))}
+    assert any(i.startswith("best-") for i in ids)
+    assert len(ids) == 2, ids  # games from both the first and the promoted network
