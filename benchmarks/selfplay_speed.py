@@ -19,7 +19,6 @@ import time
 
 import numpy as np
 
-from azgo.engine import planes as P
 from azgo.engine.features import encode_game
 from azgo.engine.game import Game
 from azgo.nets.evaluator import EvalConfig, OnnxEvaluator

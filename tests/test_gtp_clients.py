@@ -21,7 +21,6 @@ import random
 import re
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -29,20 +28,12 @@ from pathlib import Path
 import pytest
 
 import gnugo as gnugo_helper
+from azgo_cmd import azgo_command
 
 JS_DIR = Path(__file__).parent / "js"
 VERTEX = re.compile(r"[A-HJ-Z]+\d+|pass")  # Lizzie's Board.asCoordinates accepts [A-HJ-Z]+\d+
 
 
-def azgo_command(*args: str) -> list[str]:
-    """``azgo gtp ...`` through the installed console script (next to this Python, else on PATH)."""
-    exe = Path(sys.executable).with_name("azgo")
-    if exe.exists():
-        return [str(exe), "gtp", *args]
-    found = shutil.which("azgo")
-    if found:
-        return [found, "gtp", *args]
-    return [sys.executable, "-m", "azgo.gtp.cli", "gtp", *args]
 
 
 class GtpProcess:

@@ -22,9 +22,7 @@ from __future__ import annotations
 import io
 import random
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 from azgo.gtp.config import EngineConfig
@@ -33,6 +31,7 @@ from azgo.gtp.loop import run
 from azgo.gtp.protocol import GtpError
 
 from scripted_eval import ScriptedEvaluator
+from azgo_cmd import azgo_command
 
 MAX_ID = 2 ** 31 - 1
 _HEAD = re.compile(r"^([=?])(\d*)(?: (.*))?$")
@@ -297,14 +296,6 @@ def test_fuzz_in_process(tmp_path, monkeypatch):
 
 
 # ----------------------------------------------------------------------------------------- real process
-def azgo_command(*args: str) -> list[str]:
-    exe = Path(sys.executable).with_name("azgo")
-    if exe.exists():
-        return [str(exe), "gtp", *args]
-    found = shutil.which("azgo")
-    if found:
-        return [found, "gtp", *args]
-    return [sys.executable, "-m", "azgo.gtp.cli", "gtp", *args]
 
 
 def test_fuzz_real_process(tmp_path):

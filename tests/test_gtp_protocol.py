@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import io
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import NamedTuple
 
@@ -26,6 +24,7 @@ from azgo.gtp.engine import GtpEngine
 from azgo.gtp.loop import run
 
 from scripted_eval import ScriptedEvaluator
+from azgo_cmd import azgo_command
 
 
 # ----------------------------------------------------------------------------------------- helpers
@@ -417,15 +416,6 @@ def test_only_space_and_tab_separate_tokens():
 
 
 # ----------------------------------------------------------------------------------------- real process
-def azgo_command(*args: str) -> list[str]:
-    """``azgo gtp ...`` through the installed console script (next to this Python, else on PATH)."""
-    exe = Path(sys.executable).with_name("azgo")
-    if exe.exists():
-        return [str(exe), "gtp", *args]
-    found = shutil.which("azgo")
-    if found:
-        return [found, "gtp", *args]
-    return [sys.executable, "-m", "azgo.gtp.cli", "gtp", *args]
 
 
 def test_real_engine_pipelined_session():

@@ -1,6 +1,5 @@
 """azgo match: a whole game against GNU Go over GTP, SGF output, adjudication, statistics."""
 
-import math
 import shutil
 import subprocess
 import sys
@@ -42,5 +41,5 @@ def test_whole_9x9_game_against_gnugo(tmp_path):
         if rec.result[2:] not in ("R", "F", "T"):
             assert game.over or game.move_number >= 3 * 81
             assert rec.result == result_string(area_score(game.board, 7))
-    wins = [line for line in out.stderr.splitlines() if line.startswith("game ")]
-    assert len(wins) == 2 and not math.isnan(len(wins))
+    progress = [line for line in out.stderr.splitlines() if line.startswith("game ")]
+    assert len(progress) == 2

@@ -1,0 +1,16 @@
+"""How tests start azgo as a program."""
+
+import shutil
+import sys
+from pathlib import Path
+
+
+def azgo_command(*args: str) -> list[str]:
+    """``azgo gtp ...`` through the installed console script (next to this Python, else on PATH)."""
+    exe = Path(sys.executable).with_name("azgo")
+    if exe.exists():
+        return [str(exe), "gtp", *args]
+    found = shutil.which("azgo")
+    if found:
+        return [found, "gtp", *args]
+    return [sys.executable, "-m", "azgo.gtp.cli", "gtp", *args]
