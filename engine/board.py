@@ -117,19 +117,11 @@ class Board:
         self.size = size
         self.g = g
         self.rules = rules
-        self.cells = bytearray(g.empty_cells)
-        n = g.ncells
-        self.head = [0] * n
-        self.nxt = [0] * n
-        self.libs = [0] * n
-        self.csize = [0] * n
-        self.chash = [0] * n
-        self.hash = 0
+        self._clear_chains(bytearray(g.empty_cells))
         self.ko = 0  # loc of the simple-ko point, 0 = none
         self.ko_color = EMPTY  # the colour that may not play at ``ko``
         self.to_move = BLACK
         self.passes = 0
-        self.counts = [0, 0, 0]  # stones on the board per colour
         self.prisoners = [0, 0, 0]  # stones captured *by* each colour
         self.last_move: int | None = None
         self.history: set[int] = {0}
@@ -479,17 +471,22 @@ class Board:
         if to_move is not None:
             self.to_move = to_move
 
-    def _rebuild(self, cells: bytearray) -> None:
-        g = self.g
+    def _clear_chains(self, cells: bytearray) -> None:
+        """Take ``cells`` as the stones and reset all chain data, the hash and the stone counts."""
+        n = self.g.ncells
         self.cells = cells
-        n = g.ncells
         self.head = [0] * n
         self.nxt = [0] * n
         self.libs = [0] * n
         self.csize = [0] * n
         self.chash = [0] * n
         self.hash = 0
-        self.counts = [0, 0, 0]
+        self.counts = [0, 0, 0]  # stones on the board per colour
+
+    def _rebuild(self, cells: bytearray) -> None:
+        g = self.g
+        self._clear_chains(cells)
+        n = g.ncells
         head, nxt, nbrs, zob = self.head, self.nxt, g.nbrs, g.zobrist
         done = bytearray(n)
         for loc in g.loc_of:
