@@ -153,6 +153,15 @@ class GtpEngine:
         self.game = Game(self.size, self.komi)
         self.resign.reset()
         self.clock.reset(self.clock.settings)
+        # A new game starts from nothing: with the evaluation cache and tree of the last game, a
+        # deterministic search would replay the last game move for move (matches need variety).
+        self._forget()
+
+    def _forget(self) -> None:
+        clear = getattr(self.evaluator, "clear_cache", None)
+        if clear:
+            clear()
+        self.searcher.root = None
 
     def _set_to_move(self, color: int) -> None:
         if self.game.to_move != color:
@@ -490,10 +499,7 @@ class GtpEngine:
         return ""
 
     def cmd_clear_cache(self, args) -> str:
-        clear = getattr(self.evaluator, "clear_cache", None)
-        if clear:
-            clear()
-        self.searcher.root = None
+        self._forget()
         return ""
 
     # ----------------------------------------------------------------- analysis

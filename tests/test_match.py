@@ -43,3 +43,16 @@ def test_whole_9x9_game_against_gnugo(tmp_path):
             assert rec.result == result_string(area_score(game.board, 7))
     progress = [line for line in out.stderr.splitlines() if line.startswith("game ")]
     assert len(progress) == 2
+
+
+def test_games_of_one_match_differ():
+    """A new game forgets the last one's cache and tree, so random symmetries give new games."""
+    from azgo.gtp.match import GtpClient, play_game
+    cmd = f"{sys.executable} -m azgo.gtp.cli gtp --visits 8"
+    a, b = GtpClient(cmd, "a"), GtpClient(cmd, "b")
+    try:
+        games = [tuple(play_game(a, b, 7, 7.0, max_moves=30).moves) for _ in range(3)]
+    finally:
+        a.close()
+        b.close()
+    assert len(set(games)) > 1
