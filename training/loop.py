@@ -250,11 +250,13 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
         return False
     gens = [int(r["generation"]) for r in rows]
     elos = [float(r["elo"]) for r in rows]
+    from matplotlib.ticker import MaxNLocator
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot(gens, elos, marker="o")
-    for r, x, y in zip(rows, gens, elos):
-        if r["promoted"] == "1":
-            ax.plot([x], [y], marker="o", color="green")
+    ax.plot(gens, elos, marker="o", color="tab:blue", label="candidate")
+    best = [(x, y) for r, x, y in zip(rows, gens, elos) if r["promoted"] == "1"]
+    ax.plot([x for x, _ in best], [y for _, y in best], "o", color="green", label="promoted to best")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.legend(loc="lower right")
     ax.set_xlabel("generation")
     ax.set_ylabel("Elo (generation 0 = 0)")
     ax.set_title("azgo loop: Elo ladder")
