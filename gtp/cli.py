@@ -225,7 +225,7 @@ def genmove_cmd(ctx, sgf_path, move_number, moves, size, komi, color, as_json, *
                                    f"{engine.max_size}x{engine.max_size}, not {game.size}x{game.size}")
     engine.size, engine.komi, engine.game = game.size, game.komi, game
     who = game.to_move if color is None else (BLACK if color.lower().startswith("b") else WHITE)
-    result, move = engine._think(who)
+    result, move = engine.think(who)
     text = "resign" if move is None else move_to_gtp(move, game.size)
     if as_json:
         import json

@@ -186,7 +186,7 @@ class GtpEngine:
             visits = DEFAULT_VISITS
         return Limits(visits=visits, seconds=cfg.seconds), budget
 
-    def _think(self, color: int, exclude=None, callback=None, interval=0.5):
+    def think(self, color: int, exclude=None, callback=None, interval=0.5):
         """Search for ``color`` to move; returns (SearchResult, move or None for resign)."""
         self._set_to_move(color)
         limits, budget = self._limits(color)
@@ -272,7 +272,7 @@ class GtpEngine:
     def cmd_genmove(self, args) -> str:
         self._nargs(args, 1, "genmove COLOR")
         color = self._color(args[0])
-        result, move = self._think(color)
+        result, move = self.think(color)
         return self._play_own(color, move, result.seconds)
 
     def cmd_reg_genmove(self, args) -> str:
@@ -280,7 +280,7 @@ class GtpEngine:
         color = self._color(args[0])
         before = self.game.board
         history = list(self.resign.history)
-        result, move = self._think(color)
+        result, move = self.think(color)
         self.game.boards[-1] = before
         self.resign.history = history  # the move is not played: it must not count towards resigning
         return "resign" if move is None else move_to_gtp(move, self.size)
@@ -289,7 +289,7 @@ class GtpEngine:
         self._nargs(args, 1, "kgs-genmove_cleanup COLOR")
         color = self._color(args[0])
         exclude = {self.game.board.pass_move} if self._opponent_has_dead_stones(color) else None
-        result, move = self._think(color, exclude=exclude)
+        result, move = self.think(color, exclude=exclude)
         return self._play_own(color, move, result.seconds)
 
     def cmd_undo(self, args) -> str:
@@ -570,7 +570,7 @@ class GtpEngine:
 
         channel.write(f"={cid}\n")
         try:
-            result, move = self._think(color, exclude=exclude or None,
+            result, move = self.think(color, exclude=exclude or None,
                                        callback=callback if aa.interval > 0 else None,
                                        interval=aa.interval if aa.interval > 0 else 1e9)
             reply = self._play_own(color, move, result.seconds)
