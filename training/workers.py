@@ -60,9 +60,13 @@ def worker_main(worker: int, out_dir: str, net: str | None, archive: str | None,
     """One worker process: play ``games`` games (0 = until killed) in chunks, reporting to ``queue``."""
     done = 0
     chunk = chunk or cfg.concurrent_games
+    parent = os.getppid()
+
+    def orphaned() -> bool:  # the parent (azgo selfplay / azgo loop) was killed: stop, keep finished games
+        return os.getppid() != parent
     current, evaluator, ident, mtime = None, None, "", None
     round_no = 0
-    while games == 0 or done < games:
+    while (games == 0 or done < games) and not orphaned():
         path = net or os.path.join(archive, BEST_NET)
         try:
             m = os.stat(path).st_mtime_ns
@@ -84,7 +88,7 @@ def worker_main(worker: int, out_dir: str, net: str | None, archive: str | None,
                 stats.moves = 0
                 stats.evals = 0
 
-        runner.play(n, progress=progress)
+        runner.play(n, progress=progress, should_stop=orphaned)
         done += n
 
 
