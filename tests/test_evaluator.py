@@ -223,7 +223,7 @@ def test_registry():
     with pytest.raises(NetError, match="network file not found"):
         registry.resolve_net("/no/such/net.onnx")
     card = registry.load_card(path)
-    assert card["net"] == "b6c64" and card["strength"] == "untrained"
+    assert card["net"] == "b6c64" and card["file"] == "default.onnx"
     assert registry.load_card("/no/such/net.onnx", missing_ok=True) is None
     with pytest.raises(NetError, match="no net card"):
         registry.load_card("/no/such/net.onnx")

@@ -147,12 +147,14 @@ def test_named_sizes():
 
 
 def test_packaged_default_net_matches_its_card():
-    """nets/default.onnx is a b6c64 made by this export code and its card says it is untrained."""
+    """nets/default.onnx is a b6c64 made by the project's own pipeline, and its card says how."""
     import hashlib
 
     path = REPO / "nets" / "default.onnx"
     card = json.loads(path.with_suffix(".json").read_text())
-    assert card["net"] == "b6c64" and card["strength"] == "untrained"
+    assert card["net"] == "b6c64" and card["strength"]
+    assert card["pipeline"]["command"].startswith("azgo loop") and card["pipeline"]["hours"] > 0
+    assert card["training"]["games"] > 0
     assert card["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
     assert card["params"] == count_parameters(build_model("b6c64"))
     assert E.read_metadata(path)["azgo_feature_version"] == str(P.FEATURE_VERSION)
