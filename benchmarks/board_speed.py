@@ -289,33 +289,32 @@ def sample_positions(size: int, count: int, seed: int) -> dict[str, list]:
     return out
 
 
-def copy_play_rate(positions: list, seconds: float) -> float:
-    """(b) copy + play: per second."""
+def _rate(op, positions: list, seconds: float) -> float:
+    """Calls of ``op(board, move)`` per second over ``positions``, repeated for ``seconds``."""
     done = 0
     t0 = clock()
     deadline = t0 + seconds
     while True:
         for b, m in positions:
-            c = b.copy()
-            c.play(m)
+            op(b, m)
         done += len(positions)
         if clock() >= deadline:
             break
     return done / (clock() - t0)
+
+
+def _copy_play(b, m) -> None:
+    b.copy().play(m)
+
+
+def copy_play_rate(positions: list, seconds: float) -> float:
+    """(b) copy + play: per second."""
+    return _rate(_copy_play, positions, seconds)
 
 
 def mask_rate(positions: list, seconds: float) -> float:
     """(c) legal masks of the side to move: per second."""
-    done = 0
-    t0 = clock()
-    deadline = t0 + seconds
-    while True:
-        for b, _ in positions:
-            b.legal_mask()
-        done += len(positions)
-        if clock() >= deadline:
-            break
-    return done / (clock() - t0)
+    return _rate(lambda b, _m: b.legal_mask(), positions, seconds)
 
 
 # ============================================================================ cross-check
