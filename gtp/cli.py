@@ -252,7 +252,8 @@ def genmove_cmd(ctx, sgf_path, move_number, moves, size, komi, color, as_json, *
 @click.option("--sgf-dir", type=click.Path(file_okay=False), help="Write each game as SGF here (and the engines' stderr).")
 @click.option("--name-a", default="", help="Name for engine A (default: its GTP name).")
 @click.option("--name-b", default="", help="Name for engine B.")
-def match_cmd(engine_a, engine_b, games, size, komi, time_control, max_moves, sgf_dir, name_a, name_b):
+@click.option("--resume", is_flag=True, help="Count the games already in --sgf-dir and play only the missing ones.")
+def match_cmd(engine_a, engine_b, games, size, komi, time_control, max_moves, sgf_dir, name_a, name_b, resume):
     """Play two GTP engines against each other; print wins, win rate (95% interval) and Elo."""
     from .match import EngineError, parse_time_control, run_match, stderr_log
     try:
@@ -261,7 +262,7 @@ def match_cmd(engine_a, engine_b, games, size, komi, time_control, max_moves, sg
         raise click.BadParameter(str(e), param_hint="--time") from None
     try:
         summary = run_match(engine_a, engine_b, games, size, komi, tc, sgf_dir, max_moves, stderr_log,
-                            name_a, name_b)
+                            name_a, name_b, resume=resume)
     except EngineError as e:
         raise click.ClickException(str(e)) from None
     for line in summary.lines():

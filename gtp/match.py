@@ -244,11 +244,21 @@ class MatchSummary:
 def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7.0,
               time_settings: TimeSettings | None = None, sgf_dir: str | None = None,
               max_moves: int | None = None, log=print, name_a: str = "", name_b: str = "",
-              engine_timeout: float = 600.0) -> MatchSummary:
-    """Play ``games`` games of A vs B (A takes Black in even games); write SGFs; return the summary."""
-    from azgo.engine.sgf import record_from_game, write_sgf
+              engine_timeout: float = 600.0, resume: bool = False) -> MatchSummary:
+    """Play ``games`` games of A vs B (A takes Black in even games); write SGFs; return the summary.
+
+    With ``resume``, games already written to ``sgf_dir`` (``gameNNNN.sgf``, each written whole) are
+    counted from their ``RE`` and only the missing ones are played, so a killed match goes on.
+    """
+    from azgo.engine.sgf import load_sgf, record_from_game, write_sgf
     if sgf_dir:
         os.makedirs(sgf_dir, exist_ok=True)
+    done: dict[int, str] = {}
+    if resume and sgf_dir:
+        for i in range(games):
+            path = os.path.join(sgf_dir, f"game{i:04d}.sgf")
+            if os.path.exists(path):
+                done[i] = load_sgf(path).result.strip().upper()
     errs = os.path.join(sgf_dir, "engines.stderr.log") if sgf_dir else None
     a = GtpClient(cmd_a, name_a, errs, engine_timeout)
     b = GtpClient(cmd_b, name_b, errs, engine_timeout)
@@ -258,6 +268,18 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
     try:
         for i in range(games):
             a_black = i % 2 == 0
+            if i in done:  # resumed: count the finished game as recorded
+                summary.games += 1
+                res = done[i]
+                if res[:1] not in ("B", "W"):
+                    summary.draws += 1
+                elif (res[:1] == "B") == a_black:
+                    summary.a_wins += 1
+                else:
+                    summary.b_wins += 1
+                log(f"game {i + 1}/{games}: already played ({res}); {summary.a_name} {summary.a_wins:g} - "
+                    f"{summary.b_wins:g} {summary.b_name}")
+                continue
             black, white = (a, b) if a_black else (b, a)
             out = play_game(black, white, size, komi, time_settings, max_moves)
             out.a_black = a_black

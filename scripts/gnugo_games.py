@@ -1,10 +1,13 @@
 """Generate an SGF archive of GNU Go self-play games (the supervised start of a training run).
 
-Each game: GNU Go 3.8 plays both sides (``--mode gtp --chinese-rules --level L --seed S``) from a few
+Each game: GNU Go 3.8 plays both sides (``--mode gtp --chinese-rules --capture-all-dead --level L --seed S``,
+so that dead stones are taken off before it passes and the final board's area ownership is the training
+target for ownership and score) from a few
 random opening moves (for variety: GNU Go is nearly deterministic), until both pass; the result is
 GNU Go's own ``final_score`` (which removes dead stones). Games are written one SGF file each,
 atomically, into the output folder; the root carries ``AZM[gnugo-levelL]`` and the seed in ``AZS``.
-There are no search statistics, so ``azgo train`` uses the played moves as policy targets.
+There are no search statistics, so ``azgo train`` uses the played moves as policy targets; the random
+opening moves carry ``AZT[0]`` so that training skips them.
 
 Usage: python3 scripts/gnugo_games.py OUTDIR --games 500 --level 10 --size 9 --komi 7 --workers 2
 """
@@ -35,7 +38,7 @@ def gnugo_binary() -> str:
 
 def play_one(out_dir: str, seed: int, level: int, size: int, komi: float, opening: int) -> str | None:
     rng = random.Random(seed)
-    eng = GtpClient(f"{gnugo_binary()} --mode gtp --chinese-rules --level {level} --seed {seed}", "GNU Go")
+    eng = GtpClient(f"{gnugo_binary()} --mode gtp --chinese-rules --capture-all-dead --level {level} --seed {seed}", "GNU Go")
     try:
         eng.send(f"boardsize {size}")
         eng.send("clear_board")
@@ -61,8 +64,11 @@ def play_one(out_dir: str, seed: int, level: int, size: int, komi: float, openin
             result = eng.send("final_score").upper()
             if result.startswith("0"):
                 result = "0"
+        # the random opening moves are not GNU Go's choices: AZT[0] keeps them out of policy training
+        move_props = [{"AZT": "0"}] * opening
         rec = record_from_game(game, black=f"GNU Go {level}", white=f"GNU Go {level}", result=result,
-                               root_props={"AZM": f"gnugo-level{level}", "AZS": str(seed)})
+                               root_props={"AZM": f"gnugo-level{level}", "AZS": str(seed)},
+                               move_props=move_props)
         name = f"gnugo-l{level}-{size}x{size}-{seed:08d}.sgf"
         tmp = os.path.join(out_dir, f".{name}.tmp")
         with open(tmp, "wb") as f:

@@ -43,3 +43,37 @@ def test_loop_killed_and_resumed(tmp_path):
     assert len(list((folder / "games").glob("*.sgf"))) == 12
     assert (folder / "ladder.png").exists()
     assert not list(folder.rglob("*.tmp"))
+
+
+def test_loop_init_from_checkpoint_and_extra_games(tmp_path, monkeypatch):
+    """--init makes generation 0 the given network (not random weights); --extra-games joins training."""
+    torch = pytest.importorskip("torch")
+    from azgo.training import loop as loop_mod
+    from azgo.training.model import build_model
+    from azgo.training.selfplay import SelfPlayConfig
+
+    model = build_model("b2c16", seed=11).eval()
+    src = tmp_path / "sup.pt"
+    torch.save({"net": "b2c16", "model": model.state_dict(), "step": 5, "training": "supervised test"}, src)
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    cfg = loop_mod.LoopConfig(net="b2c16", init=str(src), extra_games=(str(extra),),
+                              selfplay=SelfPlayConfig(size=7))
+    lp = loop_mod.Loop(str(tmp_path / "loop"), cfg, log=lambda m: None)
+    lp.init()
+    assert lp.state["best"] == 0 and lp.state["generation"] == 1
+    saved = torch.load(lp.ckpt_path(0), weights_only=True)
+    assert "supervised test" in saved["training"]
+    for k, v in model.state_dict().items():
+        assert torch.equal(saved["model"][k], v)
+    # the exported generation 0 is this network (ONNX equals torch), and not a fresh random one
+    from azgo.training.export import ExportError, check_parity
+    check_parity(model, lp.net_path(0), sizes=(7,))
+    with pytest.raises(ExportError):
+        check_parity(build_model("b2c16", seed=12).eval(), lp.net_path(0), sizes=(7,))
+    calls = []
+    monkeypatch.setattr(loop_mod.subprocess, "run", lambda cmd, check: calls.append(cmd))
+    lp.train(1)
+    cmd = calls[0]
+    assert cmd[cmd.index("train") + 1:cmd.index("--out")] == [lp.games_dir, str(extra)]
+    assert cmd[cmd.index("--init") + 1] == lp.ckpt_path(0)

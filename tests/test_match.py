@@ -56,3 +56,24 @@ def test_games_of_one_match_differ():
         a.close()
         b.close()
     assert len(set(games)) > 1
+
+
+@needs_gnugo
+def test_match_resume_plays_only_missing_games(tmp_path):
+    """A killed match goes on: --resume counts the SGFs already written and plays only the gaps."""
+    cmd = [sys.executable, "-m", "azgo.gtp.cli", "match", "-a", f"{GNUGO} --mode gtp --level 0",
+           "-b", f"{GNUGO} --mode gtp --level 0 --seed 5", "-n", "3", "--size", "7", "--sgf-dir", str(tmp_path)]
+    first = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    kept = (tmp_path / "game0002.sgf").read_bytes()
+    (tmp_path / "game0001.sgf").unlink()
+    again = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert again.stderr.count("already played") == 2
+    assert "game 2/3: already played" not in again.stderr
+    assert (tmp_path / "game0001.sgf").exists() and (tmp_path / "game0002.sgf").read_bytes() == kept
+    assert "3 games" in again.stdout
+    # the summary counts all three games: the same first line as the uninterrupted run when game 2 repeats
+    wins = [load_sgf(str(tmp_path / f"game{i:04d}.sgf")).result[:1] for i in range(3)]
+    a_wins = sum((w == "B") == (i % 2 == 0) for i, w in enumerate(wins) if w in "BW")
+    assert f"won {a_wins}," in again.stdout.splitlines()[0]

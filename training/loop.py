@@ -9,9 +9,11 @@ Layout of the loop folder::
     matches/genNNNN/       the gating match's SGF games
     ladder.csv, ladder.png the Elo ladder across generations
 
-Generation 0 is the randomly initialised network. Generation g: self-play until the archive holds
+Generation 0 is the randomly initialised network, or the checkpoint given by ``--init`` (for example a
+network trained on GNU Go games, the supervised start). Generation g: self-play until the archive holds
 ``g * games_per_generation`` games (with the current best network), train from the best network's
-checkpoint on a window of the most recent games, export, then gate: the candidate plays the best
+checkpoint on a window of the most recent games (of the loop's archive and of any ``--extra-games``
+folders together, by file time, so older extra games leave the window as self-play fills it), export, then gate: the candidate plays the best
 network ``gate_games`` games at equal visits and replaces it when it wins at least ``gate_threshold``
 (55%, as Leela Zero gated). Each candidate's Elo is the best network's Elo plus the Elo of its gating
 score (smoothed by half a win on each side, so a clean sweep gives a finite step), so the ladder rates
@@ -55,6 +57,8 @@ class LoopConfig:
     gate_visits: int = 32
     gate_threshold: float = 0.55
     seed: int = 0
+    init: str | None = None                 # generation 0 from this checkpoint instead of random weights
+    extra_games: tuple[str, ...] = ()       # more SGF folders trained on with the archive (same window)
     selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
 
 
@@ -112,15 +116,29 @@ class Loop:
 
     # ----------------------------------------------------------------- stages
     def init(self) -> None:
-        """Generation 0: a randomly initialised network, its checkpoint, and best.onnx."""
+        """Generation 0: a randomly initialised network (or ``cfg.init``), its checkpoint, and best.onnx."""
         import torch
-        from .export import export_onnx, write_card
+        from .export import export_checkpoint, export_onnx, write_card
         from .model import build_model
         cfg = self.cfg
+        os.makedirs(self.run_dir(0), exist_ok=True)
+        if cfg.init:
+            ckpt = torch.load(cfg.init, map_location="cpu", weights_only=True)
+            ckpt = {"net": ckpt["net"], "model": ckpt["model"], "step": 0,
+                    "training": f"generation 0 of azgo loop: the checkpoint {cfg.init} "
+                                f"(trained as: {ckpt.get('training', 'not recorded')})"}
+            tmp = self.ckpt_path(0) + ".tmp"
+            torch.save(ckpt, tmp)
+            os.replace(tmp, self.ckpt_path(0))
+            export_checkpoint(self.ckpt_path(0), self.net_path(0))
+            _atomic_copy(self.net_path(0), os.path.join(self.games_dir, BEST_NET))
+            self.state.update(generation=1, stage="selfplay", best=0)
+            self.save()
+            self._ladder_row(0, None, 0, None, 0.0, True)
+            return
         model = build_model(cfg.net, seed=cfg.seed).eval()
         ckpt = {"net": cfg.net, "model": model.state_dict(), "step": 0,
                 "training": f"generation 0 of azgo loop: random initialisation (seed {cfg.seed})"}
-        os.makedirs(self.run_dir(0), exist_ok=True)
         tmp = self.ckpt_path(0) + ".tmp"
         torch.save(ckpt, tmp)
         os.replace(tmp, self.ckpt_path(0))
@@ -146,7 +164,7 @@ class Loop:
     def train(self, g: int) -> None:
         cfg = self.cfg
         out = self.run_dir(g)
-        cmd = [sys.executable, "-m", "azgo.gtp.cli", "train", self.games_dir, "--out", out,
+        cmd = [sys.executable, "-m", "azgo.gtp.cli", "train", self.games_dir, *cfg.extra_games, "--out", out,
                "--steps", str(cfg.train_steps), "--batch-size", str(cfg.batch_size), "--window", str(cfg.window),
                "--lr", str(cfg.lr), "--threads", str(cfg.train_threads), "--seed", str(cfg.seed * 1000 + g),
                "--no-progress"]
@@ -289,11 +307,17 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
 @click.option("--gate-visits", default=LoopConfig.gate_visits, show_default=True, type=click.IntRange(min=1))
 @click.option("--gate-threshold", default=LoopConfig.gate_threshold, show_default=True, type=click.FloatRange(0, 1))
 @click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--init", "init_ckpt", type=click.Path(exists=True, dir_okay=False),
+              help="Generation 0 from this training checkpoint (e.g. a supervised start) instead of random weights.")
+@click.option("--extra-games", multiple=True, type=click.Path(exists=True, file_okay=False),
+              help="Another SGF folder to train on with the loop's archive (repeatable; shares --window).")
 def loop(folder, generations, hours, net, size, komi, games_per_generation, workers, full_visits, cheap_visits,
-         full_prob, train_steps, batch_size, window, lr, gate_games, gate_visits, gate_threshold, seed):
+         full_prob, train_steps, batch_size, window, lr, gate_games, gate_visits, gate_threshold, seed, init_ckpt,
+         extra_games):
     """Generations of selfplay -> train -> export -> gate, resumable after a kill (same command)."""
     sp = SelfPlayConfig(size=size, komi=komi, full_visits=full_visits, cheap_visits=cheap_visits, full_prob=full_prob)
     cfg = LoopConfig(net=net, games_per_generation=games_per_generation, workers=workers, train_steps=train_steps,
                      batch_size=batch_size, window=window, lr=lr, gate_games=gate_games, gate_visits=gate_visits,
-                     gate_threshold=gate_threshold, seed=seed, selfplay=sp)
+                     gate_threshold=gate_threshold, seed=seed, init=init_ckpt,
+                     extra_games=tuple(os.path.abspath(d) for d in extra_games), selfplay=sp)
     Loop(folder, cfg).run(generations=generations, hours=hours)

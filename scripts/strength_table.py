@@ -1,0 +1,129 @@
+"""Measure azgo's strength table: ``azgo match`` lines against GNU Go 3.8 and Pachi 11.99.
+
+Each line is one ``azgo match`` (komi 7, colours alternating, Tromp-Taylor adjudication after two passes)
+with its SGF files, the engines' stderr and its summary kept in ``OUT/<line>/``; ``OUT/table.md`` is the
+Markdown table (raw counts, win rate with the 95% Wilson interval, Elo, and the command of every line).
+Lines run ``--parallel`` at a time (default 2: one per core, each engine with one thread, so every
+engine has a core to itself while it thinks). A killed run goes on where it stopped (``azgo match
+--resume``).
+
+Lines (names for ``--lines``):
+
+* ``gnugo9``: 9x9 against ``gnugo --level 10`` (GNU Go has no time limit; it takes what level 10 takes).
+* ``pachi9``: 9x9 against Pachi with the same seconds per move as azgo (``pachi -t S``).
+* ``gnugo19``: 19x19 against GNU Go level 10.
+
+GNU Go runs with ``--capture-all-dead`` and Pachi with ``pass_all_alive``, so that neither passes with
+dead stones on the board: the match scores the final board by area, as it stands.
+
+Usage: python3 scripts/strength_table.py OUT [--games 100] [--games19 4] [--seconds 1] [--net FILE]
+       [--lines gnugo9,pachi9,gnugo19] [--parallel 2] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def gnugo() -> str:
+    found = shutil.which("gnugo") or ("/usr/games/gnugo" if os.path.exists("/usr/games/gnugo") else None)
+    if not found:
+        sys.exit("GNU Go not found: apt-get install gnugo")
+    return found
+
+
+def pachi() -> str:
+    out = subprocess.run(["bash", os.path.join(HERE, "build_pachi.sh")], capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit("building Pachi failed:\n" + out.stderr[-2000:])
+    return out.stdout.strip().splitlines()[-1]
+
+
+def lines(args) -> dict[str, dict]:
+    azgo = f"azgo gtp --seconds {args.seconds:g} --threads 1"
+    if args.net:
+        azgo += f" --net {shlex.quote(args.net)}"
+    table = {}
+    if "gnugo9" in args.lines:
+        table["gnugo9"] = dict(opponent="GNU Go 3.8 level 10", size=9, games=args.games,
+                               b=f"{gnugo()} --mode gtp --chinese-rules --capture-all-dead --level 10", a=azgo)
+    if "pachi9" in args.lines:
+        table["pachi9"] = dict(opponent=f"Pachi 11.99, {args.seconds:g} s/move", size=9, games=args.games,
+                               b=f"{pachi()} -t {args.seconds:g} threads=1,pondering=0,pass_all_alive", a=azgo)
+    if "gnugo19" in args.lines:
+        table["gnugo19"] = dict(opponent="GNU Go 3.8 level 10", size=19, games=args.games19,
+                                b=f"{gnugo()} --mode gtp --chinese-rules --capture-all-dead --level 10", a=azgo)
+    return table
+
+
+def match_command(line: dict, folder: str) -> list[str]:
+    return ["azgo", "match", "-a", line["a"], "-b", line["b"], "-n", str(line["games"]), "--size", str(line["size"]),
+            "--komi", "7", "--sgf-dir", folder, "--name-a", "azgo", "--resume"]
+
+
+def run_line(name: str, line: dict, out: str) -> dict:
+    folder = os.path.join(out, name)
+    os.makedirs(folder, exist_ok=True)
+    cmd = match_command(line, folder)
+    t = time.time()
+    with open(os.path.join(folder, "match.log"), "a") as log:
+        res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=log, text=True)
+    if res.returncode != 0:
+        raise SystemExit(f"{name}: azgo match failed (see {folder}/match.log)")
+    summary = res.stdout.strip()
+    with open(os.path.join(folder, "summary.txt"), "w") as f:
+        f.write(shlex.join(cmd) + "\n" + summary + "\n")
+    m = re.search(r"(\d+) games, azgo won ([\d.]+), .* won ([\d.]+), draws (\d+)", summary)
+    rate = re.search(r"win rate of azgo: ([\d.]+)% \(95% interval ([\d.]+)% - ([\d.]+)%\)", summary)
+    el = re.search(r"Elo difference: (\S+) \(95% interval (\S+) \.\. (\S+)\)", summary)
+    print(f"{name}: {summary.splitlines()[0]} ({time.time() - t:.0f} s)", file=sys.stderr, flush=True)
+    return dict(line, name=name, cmd=shlex.join(cmd), games=int(m[1]), wins=m[2], losses=m[3], draws=int(m[4]),
+                rate=rate[1], lo=rate[2], hi=rate[3], elo=el[1], elo_lo=el[2], elo_hi=el[3])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("out")
+    ap.add_argument("--games", type=int, default=100, help="games of each 9x9 line")
+    ap.add_argument("--games19", type=int, default=4, help="games of the 19x19 line")
+    ap.add_argument("--seconds", type=float, default=1.0, help="azgo's seconds per move (and Pachi's)")
+    ap.add_argument("--net", help="network (default: the packaged one)")
+    ap.add_argument("--lines", default="gnugo9,pachi9,gnugo19")
+    ap.add_argument("--parallel", type=int, default=2)
+    ap.add_argument("--quick", action="store_true", help="2 games per line, 0.2 s per move (a smoke run)")
+    args = ap.parse_args()
+    if args.quick:
+        args.games, args.games19, args.seconds = 2, 1, 0.2
+    args.lines = args.lines.split(",")
+    os.makedirs(args.out, exist_ok=True)
+    table = lines(args)
+    with ThreadPoolExecutor(args.parallel) as pool:
+        rows = list(pool.map(lambda kv: run_line(kv[0], kv[1], args.out), table.items()))
+    md = ["| opponent | board | azgo per move | games | azgo won | lost | draws | win rate (95% interval) | Elo (95% interval) |",
+          "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        md.append(f"| {r['opponent']} | {r['size']}x{r['size']} | {args.seconds:g} s, 1 thread | {r['games']} | "
+                  f"{r['wins']} | {r['losses']} | {r['draws']} | {r['rate']}% ({r['lo']}-{r['hi']}%) | "
+                  f"{r['elo']} ({r['elo_lo']} .. {r['elo_hi']}) |")
+    md.append("")
+    md += [f"- `{r['name']}`: `{r['cmd']}`" for r in rows]
+    with open(os.path.join(args.out, "table.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    print("\n".join(md))
+    for r in rows:
+        print(f"RESULT winrate_{r['name']} {float(r['rate']) / 100:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
