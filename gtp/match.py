@@ -218,6 +218,15 @@ def elo(p: float) -> float:
     return -400.0 * math.log10(1.0 / p - 1.0)
 
 
+def _elo_text(p: float) -> str:
+    """Elo of a win rate for printing: a clean sweep has no finite Elo, so 0 and 1 print as -inf/+inf."""
+    if p <= 0.0:
+        return "-inf"
+    if p >= 1.0:
+        return "+inf"
+    return f"{elo(p):+.0f}"
+
+
 @dataclass
 class MatchSummary:
     games: int
@@ -237,7 +246,7 @@ class MatchSummary:
             f"{self.a_name} vs {self.b_name}: {self.games} games, {self.a_name} won {self.a_wins:g}, "
             f"{self.b_name} won {self.b_wins:g}, draws {self.draws}",
             f"win rate of {self.a_name}: {100 * self.rate:.1f}% (95% interval {100 * lo:.1f}% - {100 * hi:.1f}%)",
-            f"Elo difference: {elo(self.rate):+.0f} (95% interval {elo(lo):+.0f} .. {elo(hi):+.0f})",
+            f"Elo difference: {_elo_text(self.rate)} (95% interval {_elo_text(lo)} .. {_elo_text(hi)})",
         ]
 
 

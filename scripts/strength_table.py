@@ -16,7 +16,7 @@ Lines (names for ``--lines``):
 GNU Go runs with ``--capture-all-dead`` and Pachi with ``pass_all_alive``, so that neither passes with
 dead stones on the board: the match scores the final board by area, as it stands.
 
-Usage: python3 scripts/strength_table.py OUT [--games 100] [--games19 4] [--seconds 1] [--net FILE]
+Usage: python3 scripts/strength_table.py OUT [--games 100] [--pachi-games N] [--games19 4] [--seconds 1] [--net FILE]
        [--lines gnugo9,pachi9,gnugo19] [--parallel 2] [--quick]
 """
 
@@ -58,7 +58,8 @@ def lines(args) -> dict[str, dict]:
         table["gnugo9"] = dict(opponent="GNU Go 3.8 level 10", size=9, games=args.games,
                                b=f"{gnugo()} --mode gtp --chinese-rules --capture-all-dead --level 10", a=azgo)
     if "pachi9" in args.lines:
-        table["pachi9"] = dict(opponent=f"Pachi 11.99, {args.seconds:g} s/move", size=9, games=args.games,
+        table["pachi9"] = dict(opponent=f"Pachi 11.99, {args.seconds:g} s/move", size=9,
+                               games=args.pachi_games or args.games,
                                b=f"{pachi()} -t {args.seconds:g} threads=1,pondering=0,pass_all_alive", a=azgo)
     if "gnugo19" in args.lines:
         table["gnugo19"] = dict(opponent="GNU Go 3.8 level 10", size=19, games=args.games19,
@@ -95,6 +96,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out")
     ap.add_argument("--games", type=int, default=100, help="games of each 9x9 line")
+    ap.add_argument("--pachi-games", type=int, help="games of the Pachi line (default: --games)")
     ap.add_argument("--games19", type=int, default=4, help="games of the 19x19 line")
     ap.add_argument("--seconds", type=float, default=1.0, help="azgo's seconds per move (and Pachi's)")
     ap.add_argument("--net", help="network (default: the packaged one)")
@@ -103,7 +105,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="2 games per line, 0.2 s per move (a smoke run)")
     args = ap.parse_args()
     if args.quick:
-        args.games, args.games19, args.seconds = 2, 1, 0.2
+        args.games, args.pachi_games, args.games19, args.seconds = 2, 2, 1, 0.2
     args.lines = args.lines.split(",")
     os.makedirs(args.out, exist_ok=True)
     table = lines(args)

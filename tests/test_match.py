@@ -8,7 +8,7 @@ import pytest
 
 from azgo.engine.scoring import area_score, result_string
 from azgo.engine.sgf import load_sgf
-from azgo.gtp.match import elo, parse_time_control, wilson
+from azgo.gtp.match import MatchSummary, elo, parse_time_control, wilson
 
 GNUGO = shutil.which("gnugo") or ("/usr/games/gnugo" if shutil.os.path.exists("/usr/games/gnugo") else None)
 needs_gnugo = pytest.mark.skipif(GNUGO is None, reason="GNU Go not installed (apt-get install gnugo)")
@@ -22,6 +22,10 @@ def test_statistics():
     assert parse_time_control("byoyomi 10 1 5").periods == 5
     with pytest.raises(ValueError):
         parse_time_control("fischer 10 1")
+    # a clean sweep has no finite Elo: printed as -inf/+inf, not as the clamped number
+    swept = MatchSummary(4, 0, 4, 0, "azgo", "GNU Go").lines()[2]
+    assert swept == "Elo difference: -inf (95% interval -inf .. -7)"
+    assert MatchSummary(10, 6, 4, 0, "a", "b").lines()[2].startswith("Elo difference: +70 (95% interval -137 .. ")
 
 
 @needs_gnugo

@@ -153,7 +153,10 @@ def test_packaged_default_net_matches_its_card():
     path = REPO / "nets" / "default.onnx"
     card = json.loads(path.with_suffix(".json").read_text())
     assert card["net"] == "b6c64" and card["strength"]
-    assert card["pipeline"]["command"].startswith("azgo loop") and card["pipeline"]["hours"] > 0
+    stages = card["pipeline"]["stages"]  # every stage ran one of the project's own tools, and took time
+    assert card["pipeline"]["hours"] == pytest.approx(sum(st["hours"] for st in stages), abs=0.05)
+    assert all(st["command"].startswith(("azgo ", "python3 scripts/")) and st["hours"] > 0 for st in stages)
+    assert any(st["command"].startswith("azgo loop") for st in stages)  # self-play is part of its making
     assert card["training"]["games"] > 0
     assert card["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
     assert card["params"] == count_parameters(build_model("b6c64"))
