@@ -236,6 +236,16 @@ class MatchSummary:
     a_name: str
     b_name: str
 
+    def add(self, black_won: bool | None, a_black: bool) -> None:
+        """Count one game: ``black_won`` None for a draw."""
+        self.games += 1
+        if black_won is None:
+            self.draws += 1
+        elif black_won == a_black:
+            self.a_wins += 1
+        else:
+            self.b_wins += 1
+
     @property
     def rate(self) -> float:
         return (self.a_wins + 0.5 * self.draws) / self.games if self.games else 0.0
@@ -278,27 +288,15 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
         for i in range(games):
             a_black = i % 2 == 0
             if i in done:  # resumed: count the finished game as recorded
-                summary.games += 1
                 res = done[i]
-                if res[:1] not in ("B", "W"):
-                    summary.draws += 1
-                elif (res[:1] == "B") == a_black:
-                    summary.a_wins += 1
-                else:
-                    summary.b_wins += 1
+                summary.add(res[:1] == "B" if res[:1] in ("B", "W") else None, a_black)
                 log(f"game {i + 1}/{games}: already played ({res}); {summary.a_name} {summary.a_wins:g} - "
                     f"{summary.b_wins:g} {summary.b_name}")
                 continue
             black, white = (a, b) if a_black else (b, a)
             out = play_game(black, white, size, komi, time_settings, max_moves)
             out.a_black = a_black
-            summary.games += 1
-            if out.winner is None:
-                summary.draws += 1
-            elif (out.winner == BLACK) == a_black:
-                summary.a_wins += 1
-            else:
-                summary.b_wins += 1
+            summary.add(None if out.winner is None else out.winner == BLACK, a_black)
             if sgf_dir and out.game is not None:
                 rec = record_from_game(out.game, black=black.name, white=white.name, result=out.result,
                                        root_props={"AZS": str(i)})

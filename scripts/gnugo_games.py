@@ -1,11 +1,10 @@
 """Generate an SGF archive of GNU Go self-play games (the supervised start of a training run).
 
-Each game: GNU Go 3.8 plays both sides (``--mode gtp --chinese-rules --capture-all-dead --level L --seed S``,
-so that dead stones are taken off before it passes and the final board's area ownership is the training
-target for ownership and score) from a few
-random opening moves (for variety: GNU Go is nearly deterministic), until both pass; the result is
-GNU Go's own ``final_score`` (which removes dead stones). Games are written one SGF file each,
-atomically, into the output folder; the root carries ``AZM[gnugo-levelL]`` and the seed in ``AZS``.
+Each game: GNU Go 3.8 plays both sides (``--mode gtp --chinese-rules --capture-all-dead --level L
+--seed S``, so that dead stones are taken off before it passes and the final board's area ownership is
+the training target for ownership and score) from a few random opening moves (for variety: GNU Go is
+nearly deterministic), until both pass; the result is GNU Go's own ``final_score`` (which removes dead
+stones). Games are written one SGF file each, atomically, into the output folder; the root carries ``AZM[gnugo-levelL]`` and the seed in ``AZS``.
 There are no search statistics, so ``azgo train`` uses the played moves as policy targets; the random
 opening moves carry ``AZT[0]`` so that training skips them.
 
@@ -22,7 +21,7 @@ import shutil
 import sys
 import time
 
-from azgo.engine.board import BLACK, WHITE
+from azgo.engine.board import BLACK
 from azgo.engine.coords import gtp_to_move, move_to_gtp
 from azgo.engine.game import Game
 from azgo.engine.sgf import record_from_game, write_sgf
@@ -38,7 +37,8 @@ def gnugo_binary() -> str:
 
 def play_one(out_dir: str, seed: int, level: int, size: int, komi: float, opening: int) -> str | None:
     rng = random.Random(seed)
-    eng = GtpClient(f"{gnugo_binary()} --mode gtp --chinese-rules --capture-all-dead --level {level} --seed {seed}", "GNU Go")
+    eng = GtpClient(f"{gnugo_binary()} --mode gtp --chinese-rules --capture-all-dead --level {level} --seed {seed}",
+                    "GNU Go")
     try:
         eng.send(f"boardsize {size}")
         eng.send("clear_board")

@@ -42,6 +42,10 @@ def gnugo() -> str:
     return found
 
 
+def gnugo_level10() -> str:
+    return f"{gnugo()} --mode gtp --chinese-rules --capture-all-dead --level 10"
+
+
 def pachi() -> str:
     out = subprocess.run(["bash", os.path.join(HERE, "build_pachi.sh")], capture_output=True, text=True)
     if out.returncode != 0:
@@ -55,15 +59,13 @@ def lines(args) -> dict[str, dict]:
         azgo += f" --net {shlex.quote(args.net)}"
     table = {}
     if "gnugo9" in args.lines:
-        table["gnugo9"] = dict(opponent="GNU Go 3.8 level 10", size=9, games=args.games,
-                               b=f"{gnugo()} --mode gtp --chinese-rules --capture-all-dead --level 10", a=azgo)
+        table["gnugo9"] = dict(opponent="GNU Go 3.8 level 10", size=9, games=args.games, b=gnugo_level10(), a=azgo)
     if "pachi9" in args.lines:
         table["pachi9"] = dict(opponent=f"Pachi 11.99, {args.seconds:g} s/move", size=9,
                                games=args.pachi_games or args.games,
                                b=f"{pachi()} -t {args.seconds:g} threads=1,pondering=0,pass_all_alive", a=azgo)
     if "gnugo19" in args.lines:
-        table["gnugo19"] = dict(opponent="GNU Go 3.8 level 10", size=19, games=args.games19,
-                                b=f"{gnugo()} --mode gtp --chinese-rules --capture-all-dead --level 10", a=azgo)
+        table["gnugo19"] = dict(opponent="GNU Go 3.8 level 10", size=19, games=args.games19, b=gnugo_level10(), a=azgo)
     return table
 
 

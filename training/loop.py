@@ -13,11 +13,11 @@ Generation 0 is the randomly initialised network, or the checkpoint given by ``-
 network trained on GNU Go games, the supervised start). Generation g: self-play until the archive holds
 ``g * games_per_generation`` games (with the current best network), train from the best network's
 checkpoint on a window of the most recent games (of the loop's archive and of any ``--extra-games``
-folders together, by file time, so older extra games leave the window as self-play fills it), export, then gate: the candidate plays the best
-network ``gate_games`` games at equal visits and replaces it when it wins at least ``gate_threshold``
-(55%, as Leela Zero gated). Each candidate's Elo is the best network's Elo plus the Elo of its gating
-score (smoothed by half a win on each side, so a clean sweep gives a finite step), so the ladder rates
-every new network against the earlier ones it had to beat.
+folders together, by file time, so older extra games leave the window as self-play fills it), export,
+then gate: the candidate plays the best network ``gate_games`` games at equal visits and replaces it
+when it wins at least ``gate_threshold`` (55%, as Leela Zero gated). Each candidate's Elo is the best
+network's Elo plus the Elo of its gating score (smoothed by half a win on each side, so a clean sweep
+gives a finite step), so the ladder rates every new network against the earlier ones it had to beat.
 
 Every stage is idempotent and ``state.json`` is replaced atomically after each, so a loop killed at
 any moment resumes where it stopped when the same command runs again.
@@ -123,30 +123,26 @@ class Loop:
         cfg = self.cfg
         os.makedirs(self.run_dir(0), exist_ok=True)
         if cfg.init:
-            ckpt = torch.load(cfg.init, map_location="cpu", weights_only=True)
-            ckpt = {"net": ckpt["net"], "model": ckpt["model"], "step": 0,
+            src = torch.load(cfg.init, map_location="cpu", weights_only=True)
+            model = None
+            ckpt = {"net": src["net"], "model": src["model"], "step": 0,
                     "training": f"generation 0 of azgo loop: the checkpoint {cfg.init} "
-                                f"(trained as: {ckpt.get('training', 'not recorded')})"}
-            tmp = self.ckpt_path(0) + ".tmp"
-            torch.save(ckpt, tmp)
-            os.replace(tmp, self.ckpt_path(0))
-            export_checkpoint(self.ckpt_path(0), self.net_path(0))
-            _atomic_copy(self.net_path(0), os.path.join(self.games_dir, BEST_NET))
-            self.state.update(generation=1, stage="selfplay", best=0)
-            self.save()
-            self._ladder_row(0, None, 0, None, 0.0, True)
-            return
-        model = build_model(cfg.net, seed=cfg.seed).eval()
-        ckpt = {"net": cfg.net, "model": model.state_dict(), "step": 0,
-                "training": f"generation 0 of azgo loop: random initialisation (seed {cfg.seed})"}
+                                f"(trained as: {src.get('training', 'not recorded')})"}
+        else:
+            model = build_model(cfg.net, seed=cfg.seed).eval()
+            ckpt = {"net": cfg.net, "model": model.state_dict(), "step": 0,
+                    "training": f"generation 0 of azgo loop: random initialisation (seed {cfg.seed})"}
         tmp = self.ckpt_path(0) + ".tmp"
         torch.save(ckpt, tmp)
         os.replace(tmp, self.ckpt_path(0))
-        export_onnx(model, self.net_path(0), net_name=cfg.net,
-                    provenance={"tool": "azgo loop", "generation": 0, "method": "random initialisation",
-                                "seed": cfg.seed})
-        write_card(self.net_path(0), model, training="UNTRAINED: azgo loop generation 0 (random initialisation)",
-                   strength="untrained")
+        if model is None:
+            export_checkpoint(self.ckpt_path(0), self.net_path(0))
+        else:
+            export_onnx(model, self.net_path(0), net_name=cfg.net,
+                        provenance={"tool": "azgo loop", "generation": 0, "method": "random initialisation",
+                                    "seed": cfg.seed})
+            write_card(self.net_path(0), model, training="UNTRAINED: azgo loop generation 0 (random initialisation)",
+                       strength="untrained")
         _atomic_copy(self.net_path(0), os.path.join(self.games_dir, BEST_NET))
         self.state.update(generation=1, stage="selfplay", best=0)
         self.save()
