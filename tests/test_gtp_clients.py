@@ -265,7 +265,9 @@ def test_gtp2ogs_byoyomi_clock_limits_thinking():
         azgo.command("boardsize 9")
         azgo.command("clear_board")
         azgo.command("komi 7")
-        for black in ("e5", "c3", "g7"):
+        played: set[str] = set()
+        for _ in range(3):
+            black = next(p for p in ("e5", "c3", "g7", "c7", "g3") if p not in played)  # white may take one
             azgo.command(f"play black {black}")
             azgo.command(f"kgs-time_settings byoyomi 0 {period} 1")
             azgo.command(f"time_left white {period} 1")
@@ -274,6 +276,7 @@ def test_gtp2ogs_byoyomi_clock_limits_thinking():
             elapsed = time.monotonic() - t0
             assert re.fullmatch(r"[a-hj]\d|pass|resign", move)
             assert elapsed < period, f"genmove took {elapsed:.2f} s in a {period} s byo-yomi period"
+            played |= {black, move}
     finally:
         azgo.close()
 

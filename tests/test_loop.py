@@ -34,15 +34,15 @@ def test_loop_killed_and_resumed(tmp_path):
                          timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
     st = json.loads(state.read_text())
-    assert st["generation"] == 3 and st["stage"] == "selfplay"
+    assert st["generation"] == 3 and st["stage"] == "selfplay", st
     rows = list(csv.DictReader(open(folder / "ladder.csv")))
-    assert [r["generation"] for r in rows] == ["0", "1", "2"]
+    assert [r["generation"] for r in rows] == ["0", "1", "2"], rows
     for g in (0, 1, 2):
         assert (folder / "nets" / f"gen{g:04d}.onnx").exists()
         assert (folder / "checkpoints" / f"gen{g:04d}" / "checkpoint.pt").exists()
     assert len(list((folder / "games").glob("*.sgf"))) == 12
     assert (folder / "ladder.png").exists()
-    assert not list(folder.rglob("*.tmp"))
+    assert not list(folder.rglob("*.tmp")), list(folder.rglob("*.tmp"))
 
 
 def test_loop_init_from_checkpoint_and_extra_games(tmp_path, monkeypatch):
@@ -77,3 +77,39 @@ def test_loop_init_from_checkpoint_and_extra_games(tmp_path, monkeypatch):
     cmd = calls[0]
     assert cmd[cmd.index("train") + 1:cmd.index("--out")] == [lp.games_dir, str(extra)]
     assert cmd[cmd.index("--init") + 1] == lp.ckpt_path(0)
+
+
+def test_loop_gate_replayed_after_a_kill_before_its_save(tmp_path, monkeypatch):
+    """A kill after the gate's work but before state.json is saved: no doubled ladder row, no stray best."""
+    pytest.importorskip("torch")
+    import filecmp
+
+    from azgo.gtp import match as match_mod
+    from azgo.training import loop as loop_mod
+    from azgo.training.export import export_onnx
+    from azgo.training.model import build_model
+    from azgo.training.selfplay import SelfPlayConfig
+
+    cfg = loop_mod.LoopConfig(net="b2c16", selfplay=SelfPlayConfig(size=7), gate_games=4)
+    folder = str(tmp_path / "loop")
+    lp = loop_mod.Loop(folder, cfg, log=lambda m: None)
+    lp.init()
+    export_onnx(build_model("b2c16", seed=99).eval(), lp.net_path(1), net_name="b2c16")
+    lp.state["stage"] = "gate"
+    lp.save()
+    best = os.path.join(lp.games_dir, "best.onnx")
+
+    def won_all(a, b, games, size, komi, **kw):
+        return match_mod.MatchSummary(games, games, 0, 0, "gen1", "gen0")
+    monkeypatch.setattr(match_mod, "run_match", won_all)
+    lp.gate(1)  # promoted in memory; killed here, before the driver saves
+    again = loop_mod.Loop(folder, cfg, log=lambda m: None)
+    assert again.state["best"] == 0 and again.state["stage"] == "gate"
+    assert filecmp.cmp(best, lp.net_path(0), shallow=False)  # best.onnx still the saved best
+    again.gate(1)  # the resumed loop replays the gate
+    again.state["stage"] = "selfplay"
+    again.save()
+    rows = list(csv.DictReader(open(os.path.join(folder, "ladder.csv"))))
+    assert [(r["generation"], r["promoted"]) for r in rows] == [("0", "1"), ("1", "1")]
+    assert filecmp.cmp(best, lp.net_path(1), shallow=False)
+    assert loop_mod.Loop(folder, cfg).state["best"] == 1

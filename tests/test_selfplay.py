@@ -14,7 +14,7 @@ from azgo.engine.board import BLACK
 from azgo.engine.scoring import area_score, result_string
 from azgo.engine.sgf import decode_visits, load_sgf
 from azgo.training.selfplay import SelfPlayConfig, SelfPlayRunner, false_resignations
-from azgo.training.workers import archive_games
+from azgo.training.workers import archive_games, net_id
 
 from scripted_eval import ScriptedEvaluator
 
@@ -143,12 +143,22 @@ def test_two_workers_and_a_trainer_share_one_archive(tmp_path, tiny_net):
         tmp = archive / ".best.onnx.tmp"
         shutil.copy(tmp_path / "new.onnx", tmp)
         os.replace(tmp, archive / "best.onnx")
-        n = len(archive_games(str(archive)))
-        _wait_for_games(str(archive), n + 4, procs[1])
+        new_id = net_id(str(archive / "best.onnx"))
+        # games already under way finish with the old network (a chunk of 2 per worker), so wait for
+        # the first game of the promoted one rather than for a count of games
+        t = time.time()
+        while new_id not in _net_ids(archive):
+            assert all(p.poll() is None for p in procs), "a worker died"
+            assert time.time() - t < 180, f"no game from the promoted network: {_net_ids(archive)}"
+            time.sleep(0.5)
     finally:
         for p in procs:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
-    ids = {load_sgf(p).root_props["AZM"] for p in archive_games(str(archive))}
-    assert any(i.startswith("best-") for i in ids)
-    assert len(ids) == 2, ids  # games from both the first and the promoted network
+    ids = _net_ids(archive)
+    assert net_id(tiny_net).split("-", 1)[1] in {i.split("-", 1)[1] for i in ids}, ids  # the first network
+    assert new_id in ids and len(ids) == 2, ids  # and the promoted one, nothing else
+
+
+def _net_ids(folder) -> set[str]:
+    return {load_sgf(p).root_props["AZM"] for p in archive_games(str(folder))}

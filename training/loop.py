@@ -19,13 +19,16 @@ when it wins at least ``gate_threshold`` (55%, as Leela Zero gated). Each candid
 network's Elo plus the Elo of its gating score (smoothed by half a win on each side, so a clean sweep
 gives a finite step), so the ladder rates every new network against the earlier ones it had to beat.
 
-Every stage is idempotent and ``state.json`` is replaced atomically after each, so a loop killed at
-any moment resumes where it stopped when the same command runs again.
+Every stage is idempotent and changes only the state; ``state.json`` is replaced atomically after each,
+and ``games/best.onnx`` and the ladder files are then rewritten from it. So a loop killed at any moment
+resumes where it stopped when the same command runs again, with no doubled ladder row and no best
+network the state does not name.
 """
 
 from __future__ import annotations
 
 import csv
+import filecmp
 import json
 import os
 import shlex
@@ -77,6 +80,9 @@ def _atomic_copy(src: str, dst: str) -> None:
     os.replace(tmp, dst)
 
 
+LADDER_FIELDS = ("generation", "opponent", "games", "win_rate", "elo", "promoted", "archive_games", "hours")
+
+
 class Loop:
     """The state machine behind ``azgo loop`` (see the module docstring)."""
 
@@ -92,8 +98,11 @@ class Loop:
         if os.path.exists(self.state_path):
             with open(self.state_path) as f:
                 self.state = json.load(f)
+            if "ladder" not in self.state:  # a loop folder from before the ladder lived in state.json
+                path = os.path.join(folder, "ladder.csv")
+                self.state["ladder"] = list(csv.DictReader(open(path))) if os.path.exists(path) else []
         else:
-            self.state = {"generation": 0, "stage": "init", "best": 0, "elo": {"0": 0.0},
+            self.state = {"generation": 0, "stage": "init", "best": 0, "elo": {"0": 0.0}, "ladder": [],
                           "config": _jsonable(asdict(cfg)), "started": time.time(), "seconds": 0.0}
 
     # ----------------------------------------------------------------- paths
@@ -112,7 +121,30 @@ class Loop:
         return os.path.join(self.dir, "games")
 
     def save(self) -> None:
+        """Write state.json atomically, then the files derived from it (best.onnx, ladder.csv/png).
+
+        Stages change only ``self.state``; everything else a reader sees follows from the saved state, so
+        a kill between a stage's work and its save replays the stage without a doubled ladder row or a
+        best.onnx that the state does not name.
+        """
         _atomic_json(self.state_path, self.state)
+        self.publish()
+
+    def publish(self) -> None:
+        """Make games/best.onnx, ladder.csv and ladder.png agree with the saved state (idempotent)."""
+        if self.state["stage"] == "init":
+            return
+        best, dst = self.net_path(self.state["best"]), os.path.join(self.games_dir, BEST_NET)
+        if not os.path.exists(dst) or not filecmp.cmp(best, dst, shallow=False):
+            _atomic_copy(best, dst)
+        path = os.path.join(self.dir, "ladder.csv")
+        tmp = path + ".tmp"
+        with open(tmp, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=LADDER_FIELDS)
+            w.writeheader()
+            w.writerows(self.state["ladder"])
+        os.replace(tmp, path)
+        plot_ladder(path, os.path.join(self.dir, "ladder.png"))
 
     # ----------------------------------------------------------------- stages
     def init(self) -> None:
@@ -143,10 +175,9 @@ class Loop:
                                     "seed": cfg.seed})
             write_card(self.net_path(0), model, training="UNTRAINED: azgo loop generation 0 (random initialisation)",
                        strength="untrained")
-        _atomic_copy(self.net_path(0), os.path.join(self.games_dir, BEST_NET))
         self.state.update(generation=1, stage="selfplay", best=0)
-        self.save()
         self._ladder_row(0, None, 0, None, 0.0, True)
+        self.save()
 
     def selfplay(self, g: int) -> None:
         cfg = self.cfg
@@ -198,25 +229,19 @@ class Loop:
         rating = self.state["elo"][str(best)] + elo(smoothed)
         promoted = summary.rate >= cfg.gate_threshold
         self.state["elo"][str(g)] = rating
-        if promoted:
-            _atomic_copy(self.net_path(g), os.path.join(self.games_dir, BEST_NET))
+        if promoted:  # best.onnx follows once the state is saved (see save)
             self.state["best"] = g
         self._ladder_row(g, best, summary.games, summary.rate, rating, promoted)
         self.log(f"[gen {g}] {'promoted' if promoted else 'rejected'}: Elo {rating:+.0f}")
 
     # ----------------------------------------------------------------- ladder
     def _ladder_row(self, g, opponent, games, rate, rating, promoted) -> None:
-        path = os.path.join(self.dir, "ladder.csv")
-        new = not os.path.exists(path)
-        with open(path, "a", newline="") as f:
-            w = csv.writer(f)
-            if new:
-                w.writerow(["generation", "opponent", "games", "win_rate", "elo", "promoted", "archive_games",
-                            "hours"])
-            w.writerow([g, "" if opponent is None else opponent, games, "" if rate is None else f"{rate:.3f}",
-                        f"{rating:.1f}", int(promoted), len(archive_games(self.games_dir)),
-                        f"{self.state.get('seconds', 0) / 3600:.3f}"])
-        plot_ladder(path, os.path.join(self.dir, "ladder.png"))
+        """Add generation g's row to the ladder in the state (written out by :meth:`save`)."""
+        row = [g, "" if opponent is None else opponent, games, "" if rate is None else f"{rate:.3f}",
+               f"{rating:.1f}", int(promoted), len(archive_games(self.games_dir)),
+               f"{self.state.get('seconds', 0) / 3600:.3f}"]
+        self.state["ladder"] = [r for r in self.state["ladder"] if str(r["generation"]) != str(g)]
+        self.state["ladder"].append({k: str(v) for k, v in zip(LADDER_FIELDS, row)})
 
     # ----------------------------------------------------------------- driver
     def run(self, generations: int | None = None, hours: float | None = None) -> None:
@@ -225,6 +250,7 @@ class Loop:
         base = self.state.get("seconds", 0.0)
         if self.state["stage"] == "init":
             self.init()
+        self.publish()  # a loop killed between a save and its derived files
         while True:
             g = self.state["generation"]
             stage = self.state["stage"]
