@@ -248,7 +248,7 @@ def test_pass_rules():
 
 
 # ------------------------------------------------------------------ pondering
-def test_ponder_stops_within_50ms_and_tree_is_reused():
+def test_ponder_stops_promptly_and_tree_is_reused():
     from azgo.nets.evaluator import OnnxEvaluator
     from azgo.nets.registry import default_net_path
     ev = OnnxEvaluator(default_net_path())

@@ -156,7 +156,7 @@ def test_two_workers_and_a_trainer_share_one_archive(tmp_path, tiny_net):
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
     ids = _net_ids(archive)
-    assert net_id(tiny_net).split("-", 1)[1] in {i.split("-", 1)[1] for i in ids}, ids  # the first network
+    assert net_id(tiny_net).rsplit("-", 1)[1] in {i.rsplit("-", 1)[1] for i in ids}, ids  # the first network
     assert new_id in ids and len(ids) == 2, ids  # and the promoted one, nothing else
 
 
