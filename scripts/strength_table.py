@@ -26,24 +26,18 @@ import argparse
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from gnugo_games import gnugo_binary  # this folder is on sys.path when the script runs
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def gnugo() -> str:
-    found = shutil.which("gnugo") or ("/usr/games/gnugo" if os.path.exists("/usr/games/gnugo") else None)
-    if not found:
-        sys.exit("GNU Go not found: apt-get install gnugo")
-    return found
-
-
 def gnugo_level10() -> str:
-    return f"{gnugo()} --mode gtp --chinese-rules --capture-all-dead --level 10"
+    return f"{gnugo_binary()} --mode gtp --chinese-rules --capture-all-dead --level 10"
 
 
 def pachi() -> str:
