@@ -5,7 +5,14 @@ One process, one onnxruntime thread (the self-play worker setting), the default 
 in the same run, interleaved, on batches of real positions of the same size as self-play's average
 network call. Efficiency = self-play network evaluations/s / raw evaluator positions/s.
 
-Usage: python benchmarks/selfplay_speed.py [--quick] [--net PATH]
+Ray mode (``--ray``, needs the ``azgo[cluster]`` extra): the same self-play settings played twice into
+fresh folders, once by ``--workers`` (2) local worker processes (``run_selfplay``, as ``azgo selfplay
+--workers 2``) and once by as many Ray actors on a one-machine Ray started here (``RaySelfPlay``, as
+``azgo selfplay --ray local --workers 2``; the Ray start itself is not timed, the actors' start is),
+interleaved, ``--rounds`` times each. Positions/s = moves of the games written / wall seconds of the
+command's work; ``ray_selfplay_vs_local`` = Ray's median over local's median (1.0 = no cost).
+
+Usage: python benchmarks/selfplay_speed.py [--quick] [--net PATH] [--ray [--workers N]]
 """
 
 from __future__ import annotations
@@ -53,12 +60,76 @@ def raw_rate(ev: OnnxEvaluator, planes: np.ndarray, legal: np.ndarray, batch: in
     return done / (time.perf_counter() - t)
 
 
+def archive_positions(folder: str) -> int:
+    """Moves in the finished games of an archive folder."""
+    from azgo.engine.sgf import load_sgf
+    from azgo.training.workers import archive_games
+    return sum(len(load_sgf(p).nodes) for p in archive_games(folder))
+
+
+def ray_vs_local(args) -> int:
+    """The Ray mode: local worker processes vs Ray actors, same settings (see the module docstring)."""
+    import shutil
+    import tempfile
+
+    import ray
+
+    from azgo.training.ray_selfplay import RaySelfPlay
+    from azgo.training.workers import run_selfplay
+    net = str(resolve_net(args.net))
+    if args.quick:  # about 15 s a run on 2 idle cores
+        cfg = SelfPlayConfig(size=args.size, full_visits=48, cheap_visits=12, concurrent_games=2)
+        games, rounds = 6 * args.workers, args.rounds or 1
+    else:
+        cfg = SelfPlayConfig(size=args.size, concurrent_games=4)
+        games, rounds = 8 * args.workers, args.rounds or 2
+    ray.init(num_cpus=args.workers, include_dashboard=False, log_to_driver=False)
+    print(f"# selfplay_speed --ray{' --quick' if args.quick else ''} | net {os.path.basename(net)} | "
+          f"{args.size}x{args.size} | {args.workers} local processes vs {args.workers} Ray actors, 1 onnxruntime "
+          f"thread each | {games} games per run, {cfg.concurrent_games} games x {cfg.leaves_per_game} leaves per "
+          f"call | full {cfg.full_visits} / cheap {cfg.cheap_visits} visits | load avg {os.getloadavg()[0]:.2f}")
+    rates: dict[str, list[float]] = {"local": [], "ray": []}
+    tmp = tempfile.mkdtemp(prefix="azgo-bench-")
+    try:
+        for r in range(rounds):
+            for mode in ("local", "ray"):
+                out = os.path.join(tmp, f"{mode}{r}")
+                t = time.perf_counter()
+                if mode == "local":
+                    run_selfplay(out, games, args.workers, cfg, net=net, seed=100 + r, show_progress=False)
+                else:
+                    pool = RaySelfPlay("local", cfg, workers=args.workers, log=lambda m: None)
+                    try:
+                        pool.play(out, games, net=net, seed=100 + r, show_progress=False)
+                    finally:
+                        pool.close()
+                dt = time.perf_counter() - t
+                pos = archive_positions(out)
+                rates[mode].append(pos / dt)
+                print(f"round {r + 1} {mode:5s}: {games} games, {pos} positions in {dt:.1f} s: "
+                      f"{pos / dt:.1f} positions/s")
+    finally:
+        ray.shutdown()
+        shutil.rmtree(tmp, ignore_errors=True)
+    local, on_ray = statistics.median(rates["local"]), statistics.median(rates["ray"])
+    print(f"local {args.workers} processes: {local:.1f} positions/s; Ray {args.workers} actors: {on_ray:.1f} positions/s")
+    print(f"RESULT ray_selfplay_positions_per_s {on_ray:.1f}")
+    print(f"RESULT local_selfplay_positions_per_s {local:.1f}")
+    print(f"RESULT ray_selfplay_vs_local {on_ray / local:.3f}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="under a minute")
     ap.add_argument("--net", help="network (default: the packaged one)")
     ap.add_argument("--size", type=int, default=9)
+    ap.add_argument("--ray", action="store_true", help="Ray actors vs local worker processes (azgo[cluster])")
+    ap.add_argument("--workers", type=int, default=2, help="with --ray: local processes and Ray actors")
+    ap.add_argument("--rounds", type=int, help="with --ray: runs of each mode (default 1 with --quick, else 2)")
     args = ap.parse_args()
+    if args.ray:
+        return ray_vs_local(args)
     rounds = 2 if args.quick else 4
     seconds = 15.0 if args.quick else 45.0  # per round; games in progress count their moves
     net = resolve_net(args.net)

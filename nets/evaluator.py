@@ -30,11 +30,22 @@ batches, *if* the second core is free; with spinning on, a second busy process m
 about 2x slower than one (project measurements, 2 threads spinning vs 1: 672 vs 1399 pos/s).
 The project runs one process per core (self-play workers, or GTP next to an opponent engine), so
 the default is ``threads=1`` with spinning off; a lone GTP process on 19x19 may use ``threads=2``.
+
+Device (``EvalConfig.device``): "cpu" (the default), "cuda" / "cuda:N" or "auto". The execution
+providers come from :func:`choose_providers`, a pure function of the device and
+``onnxruntime.get_available_providers()``: CUDA is ``[("CUDAExecutionProvider", {"device_id": N}),
+"CPUExecutionProvider"]`` (onnxruntime puts any node CUDA cannot run on the CPU); "auto" takes CUDA
+when this onnxruntime has the provider (the ``onnxruntime-gpu`` build, ``pip install "azgo[gpu]"``),
+else the CPU; an explicit "cuda" without the provider, or a session that could not start it (no GPU,
+no CUDA/cuDNN libraries), raises `NetError` saying so. Unless the device is "cpu", the provider that
+runs is said once per process on stderr when the network loads. Not measured on a GPU here (the
+project machines have none).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,12 +58,58 @@ from azgo.engine import symmetry as sym
 from azgo.engine.planes import FEATURE_VERSION, NUM_PLANES
 from azgo.nets.registry import NetError
 
-__all__ = ["EvalConfig", "Evaluation", "NetError", "OnnxEvaluator", "masked_softmax"]
+__all__ = ["EvalConfig", "Evaluation", "NetError", "OnnxEvaluator", "choose_providers", "masked_softmax",
+           "parse_device"]
 
 SYMMETRY_MODES = ("none", "random", "average")
 PRECISIONS = ("fp32", "int8")
 SUPPORTED_FORMAT = "1"
 INT8_SUFFIX = ".int8.onnx"
+CUDA_PROVIDER = "CUDAExecutionProvider"
+CPU_PROVIDER = "CPUExecutionProvider"
+GPU_EXTRA_HINT = ('install onnxruntime-gpu in place of onnxruntime: python3 -m pip install "azgo[gpu]" '
+                  "(if onnxruntime.get_available_providers() still lacks CUDAExecutionProvider: "
+                  "pip uninstall -y onnxruntime onnxruntime-gpu && pip install onnxruntime-gpu)")
+
+
+def parse_device(spec: str) -> tuple[str, int | None]:
+    """``("auto" | "cpu" | "cuda", GPU index or None)`` from "auto", "cpu", "cuda" or "cuda:N".
+
+    Raises ValueError for anything else.
+    """
+    kind, sep, index = str(spec).strip().lower().partition(":")
+    if kind in ("auto", "cpu", "cuda") and not sep:
+        return kind, None
+    if kind == "cuda" and index.isdigit():
+        return "cuda", int(index)
+    raise ValueError(f"unknown device {spec!r}: use auto, cpu, cuda or cuda:N")
+
+
+def choose_providers(device: str, available: Sequence[str]) -> list:
+    """The onnxruntime ``providers`` list for ``device`` when ``available`` providers exist.
+
+    cpu -> ``["CPUExecutionProvider"]``; cuda[:N] -> ``[("CUDAExecutionProvider", {"device_id": N}),
+    "CPUExecutionProvider"]`` (N = 0 when not given), `NetError` when ``available`` has no
+    CUDAExecutionProvider; auto -> the CUDA list when it is available, else the CPU one.
+    """
+    kind, index = parse_device(device)
+    if kind != "cpu" and CUDA_PROVIDER in available:
+        return [(CUDA_PROVIDER, {"device_id": index or 0}), CPU_PROVIDER]
+    if kind == "cuda":
+        raise NetError(f"device {device!r}: this onnxruntime has no {CUDA_PROVIDER} "
+                       f"(available: {', '.join(available) or 'none'}); {GPU_EXTRA_HINT}; "
+                       "or use --device cpu / auto")
+    return [CPU_PROVIDER]
+
+
+_ANNOUNCED: set[tuple[str, str]] = set()
+
+
+def _announce(device: str, provider: str, why: str) -> None:
+    """Say once per process (per device and provider) which provider runs the network."""
+    if (device, provider) not in _ANNOUNCED:
+        _ANNOUNCED.add((device, provider))
+        print(f"azgo: network on onnxruntime {provider} (--device {device}{why})", file=sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)
@@ -66,6 +123,7 @@ class EvalConfig:
     precision: "fp32" | "int8". With "int8" the evaluator loads the static QDQ int8 model: the given
         file if it is one, else ``<name>.int8.onnx`` beside it (made by :mod:`azgo.nets.quantize`).
     seed: seed of the generator that draws "random" symmetries (None = fresh entropy).
+    device: "cpu" | "auto" | "cuda" | "cuda:N" (see the module docstring, :func:`choose_providers`).
     """
 
     threads: int = 1
@@ -74,8 +132,10 @@ class EvalConfig:
     cache_size: int = 0
     precision: str = "fp32"
     seed: int | None = None
+    device: str = "cpu"
 
     def __post_init__(self) -> None:
+        parse_device(self.device)
         if self.threads < 1:
             raise ValueError(f"threads must be >= 1, got {self.threads}")
         if self.symmetry not in SYMMETRY_MODES:
@@ -127,7 +187,7 @@ def masked_softmax(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
 
 
 class OnnxEvaluator:
-    """Evaluates positions with an azgo ONNX network on the CPU through onnxruntime.
+    """Evaluates positions with an azgo ONNX network through onnxruntime (on the CPU, or CUDA).
 
     Construction checks the file: it must exist, be ONNX, carry azgo metadata, have the feature
     version this azgo builds (:data:`azgo.engine.planes.FEATURE_VERSION`) and the requested
@@ -146,10 +206,24 @@ class OnnxEvaluator:
         so.add_session_config_entry("session.intra_op.allow_spinning", spin)
         so.add_session_config_entry("session.inter_op.allow_spinning", spin)
         so.log_severity_level = 3
+        device = self.config.device
+        providers = choose_providers(device, ort.get_available_providers())
         try:
-            self._session = ort.InferenceSession(str(self.path), so, providers=["CPUExecutionProvider"])
+            self._session = ort.InferenceSession(str(self.path), so, providers=providers)
         except Exception as exc:  # ORT raises several private exception types for bad files
             raise NetError(f"{self.path} is not a loadable ONNX model: {exc}") from exc
+        self.provider: str = self._session.get_providers()[0]
+        """The execution provider that runs the network ("CPUExecutionProvider", "CUDAExecutionProvider")."""
+        if providers[0] != CPU_PROVIDER and self.provider != CUDA_PROVIDER:
+            # onnxruntime-gpu is installed but could not start CUDA (no GPU, driver, CUDA or cuDNN)
+            if parse_device(device)[0] == "cuda":
+                raise NetError(f"device {device!r}: onnxruntime has {CUDA_PROVIDER} but could not start it "
+                               "(no usable NVIDIA GPU, driver, CUDA or cuDNN libraries); use --device cpu / auto")
+            _announce(device, self.provider, ": CUDA could not start")
+        elif device != "cpu":
+            why = "" if self.provider == CUDA_PROVIDER else f": no {CUDA_PROVIDER} in this onnxruntime"
+            gpu = f", GPU {providers[0][1]['device_id']}" if self.provider == CUDA_PROVIDER else ""
+            _announce(device, self.provider, gpu + why)
         self.metadata: dict[str, str] = dict(self._session.get_modelmeta().custom_metadata_map)
         self._check_metadata()
         inputs = {i.name: i for i in self._session.get_inputs()}
@@ -205,6 +279,11 @@ class OnnxEvaluator:
                     f"(expected {path.with_name(path.stem + INT8_SUFFIX)}); make one with "
                     f"`python -m azgo.nets.quantize {path} --calibration planes.npy`")
             raise NetError(f"{path} is a {precision} network; use EvalConfig(precision={precision!r})")
+
+    @property
+    def on_gpu(self) -> bool:
+        """Whether the network runs on CUDA (callers batch more leaves per call there)."""
+        return self.provider == CUDA_PROVIDER
 
     @property
     def net_name(self) -> str:

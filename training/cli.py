@@ -100,6 +100,9 @@ def _float_list(ctx, param, value):
 @click.option("--tensorboard/--no-tensorboard", default=True, show_default=True,
               help="Also write TensorBoard event files (needs the tensorboard package).")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bars on stderr.")
+@click.option("--device", default="auto", show_default=True,
+              help="auto | cpu | cuda | cuda:N (auto: CUDA when torch sees a GPU). On CUDA the network runs "
+                   "in mixed precision (float16 autocast + GradScaler); checkpoints load on either.")
 @click.pass_context
 def train(ctx, sources, **opts):
     """Train a network on SGF games: folders (searched recursively), globs or files.

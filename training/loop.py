@@ -19,6 +19,12 @@ when it wins at least ``gate_threshold`` (55%, as Leela Zero gated). Each candid
 network's Elo plus the Elo of its gating score (smoothed by half a win on each side, so a clean sweep
 gives a finite step), so the ladder rates every new network against the earlier ones it had to beat.
 
+``--device`` says where the networks run: training (``azgo train --device``, torch; mixed precision on
+CUDA) and self-play (onnxruntime); gating matches stay on the CPU (a few visits per move: a GPU batch
+would be the whole search). ``--ray auto|local|ADDRESS`` plays self-play on Ray actors instead of
+local processes (see :mod:`azgo.training.ray_selfplay`): the actors live for the whole loop and get each
+promoted network once through Ray's object store; games come back to this machine's archive.
+
 Every stage is idempotent and changes only the state; ``state.json`` is replaced atomically after each,
 and ``games/best.onnx`` and the ladder files are then rewritten from it. So a loop killed at any moment
 resumes where it stopped when the same command runs again, with no doubled ladder row and no best
@@ -46,7 +52,8 @@ from .workers import BEST_NET, archive_games, run_selfplay
 
 @dataclass(frozen=True)
 class LoopConfig:
-    """Loop settings; self-play settings live in ``selfplay``."""
+    """Loop settings; self-play settings live in ``selfplay``. ``workers``: local self-play processes,
+    or with ``ray`` the Ray actors (0: one per CPU of the cluster)."""
 
     net: str = "b6c64"
     games_per_generation: int = 200
@@ -62,6 +69,8 @@ class LoopConfig:
     seed: int = 0
     init: str | None = None                 # generation 0 from this checkpoint instead of random weights
     extra_games: tuple[str, ...] = ()       # more SGF folders trained on with the archive (same window)
+    device: str = "auto"                    # training and self-play: auto | cpu | cuda | cuda:N
+    ray: str | None = None                  # self-play on Ray actors at this address (auto | local | ADDRESS)
     selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
 
 
@@ -94,6 +103,7 @@ class Loop:
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
         for sub in ("games", "nets", "checkpoints", "matches"):
             os.makedirs(os.path.join(folder, sub), exist_ok=True)
+        self._ray_pool = None  # RaySelfPlay, made at the first self-play stage with cfg.ray
         self.state_path = os.path.join(folder, "state.json")
         if os.path.exists(self.state_path):
             with open(self.state_path) as f:
@@ -185,8 +195,16 @@ class Loop:
         have = len(archive_games(self.games_dir))
         self.log(f"[gen {g}] self-play: {have} -> {target} games with gen {self.state['best']}")
         sp = cfg.selfplay
+        if cfg.ray:
+            if self._ray_pool is None:
+                from .ray_selfplay import RaySelfPlay
+                self._ray_pool = RaySelfPlay(cfg.ray, sp, workers=cfg.workers or None, device=cfg.device,
+                                             log=self.log)
+            self._ray_pool.play(self.games_dir, target, archive=self.games_dir, seed=cfg.seed * 1000 + g,
+                                show_progress=True)
+            return
         run_selfplay(self.games_dir, target, cfg.workers, sp, net=None, archive=self.games_dir,
-                     seed=cfg.seed * 1000 + g, show_progress=True)
+                     seed=cfg.seed * 1000 + g, show_progress=True, device=cfg.device)
 
     def train(self, g: int) -> None:
         cfg = self.cfg
@@ -194,7 +212,7 @@ class Loop:
         cmd = [sys.executable, "-m", "azgo.gtp.cli", "train", self.games_dir, *cfg.extra_games, "--out", out,
                "--steps", str(cfg.train_steps), "--batch-size", str(cfg.batch_size), "--window", str(cfg.window),
                "--lr", str(cfg.lr), "--threads", str(cfg.train_threads), "--seed", str(cfg.seed * 1000 + g),
-               "--no-progress"]
+               "--device", cfg.device, "--no-progress"]
         if os.path.exists(self.ckpt_path(g)):
             cmd.append("--resume")
         else:
@@ -215,7 +233,7 @@ class Loop:
 
         def engine(net):
             return (f"{shlex.quote(sys.executable)} -m azgo.gtp.cli gtp --net {shlex.quote(net)} "
-                    f"--visits {cfg.gate_visits} --resign-threshold 0.02")
+                    f"--visits {cfg.gate_visits} --resign-threshold 0.02 --device cpu")
 
         folder = os.path.join(self.dir, "matches", f"gen{g:04d}")
         shutil.rmtree(folder, ignore_errors=True)  # a killed match is replayed whole
@@ -248,6 +266,14 @@ class Loop:
         """Run (or resume) until ``generations`` generations exist or ``hours`` of loop time passed."""
         t_start = time.time()
         base = self.state.get("seconds", 0.0)
+        try:
+            self._run(t_start, base, generations, hours)
+        finally:
+            if self._ray_pool is not None:
+                self._ray_pool.close()
+                self._ray_pool = None
+
+    def _run(self, t_start: float, base: float, generations: int | None, hours: float | None) -> None:
         if self.state["stage"] == "init":
             self.init()
         self.publish()  # a loop killed between a save and its derived files
@@ -316,7 +342,8 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
 @click.option("--size", default=9, show_default=True, type=click.IntRange(7, 19))
 @click.option("--komi", default=7.0, show_default=True, type=float)
 @click.option("--games-per-generation", default=LoopConfig.games_per_generation, show_default=True, type=click.IntRange(min=1))
-@click.option("--workers", default=LoopConfig.workers, show_default=True, type=click.IntRange(min=1))
+@click.option("--workers", default=LoopConfig.workers, show_default=True, type=click.IntRange(min=1),
+              help="Self-play processes (with --ray: Ray actors, default one per CPU of the cluster).")
 @click.option("--full-visits", default=SelfPlayConfig.full_visits, show_default=True, type=click.IntRange(min=1))
 @click.option("--cheap-visits", default=SelfPlayConfig.cheap_visits, show_default=True, type=click.IntRange(min=1))
 @click.option("--full-prob", default=SelfPlayConfig.full_prob, show_default=True, type=click.FloatRange(0, 1),
@@ -333,13 +360,32 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
               help="Generation 0 from this training checkpoint (e.g. a supervised start) instead of random weights.")
 @click.option("--extra-games", multiple=True, type=click.Path(exists=True, file_okay=False),
               help="Another SGF folder to train on with the loop's archive (repeatable; shares --window).")
-def loop(folder, generations, hours, net, size, komi, games_per_generation, workers, full_visits, cheap_visits,
+@click.option("--device", default="auto", show_default=True,
+              help="auto | cpu | cuda | cuda:N for training (torch) and self-play (onnxruntime); gating stays on the CPU.")
+@click.option("--ray", "ray_address", metavar="auto|local|ADDRESS",
+              help="Self-play on Ray actors (extra azgo[cluster]): auto = the cluster `ray start` runs here, "
+                   "local = Ray's default ray.init() (a cluster running here, else a one-machine Ray started now), "
+                   "else HOST:6379 or ray://HOST:10001.")
+@click.pass_context
+def loop(ctx, folder, generations, hours, net, size, komi, games_per_generation, workers, full_visits, cheap_visits,
          full_prob, train_steps, batch_size, window, lr, gate_games, gate_visits, gate_threshold, seed, init_ckpt,
-         extra_games):
+         extra_games, device, ray_address):
     """Generations of selfplay -> train -> export -> gate, resumable after a kill (same command)."""
+    from click.core import ParameterSource
+    from azgo.nets.evaluator import parse_device
+    try:
+        parse_device(device)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--device") from None
+    if ray_address:
+        from .ray_selfplay import require_ray
+        require_ray()  # fail now, not after generation 0
+        if ctx.get_parameter_source("workers") == ParameterSource.DEFAULT:
+            workers = 0  # one actor per CPU of the cluster
     sp = SelfPlayConfig(size=size, komi=komi, full_visits=full_visits, cheap_visits=cheap_visits, full_prob=full_prob)
     cfg = LoopConfig(net=net, games_per_generation=games_per_generation, workers=workers, train_steps=train_steps,
                      batch_size=batch_size, window=window, lr=lr, gate_games=gate_games, gate_visits=gate_visits,
                      gate_threshold=gate_threshold, seed=seed, init=init_ckpt,
-                     extra_games=tuple(os.path.abspath(d) for d in extra_games), selfplay=sp)
+                     extra_games=tuple(os.path.abspath(d) for d in extra_games), device=device, ray=ray_address,
+                     selfplay=sp)
     Loop(folder, cfg).run(generations=generations, hours=hours)

@@ -106,6 +106,26 @@ class SelfPlayStats:
     seconds: float = 0.0
 
 
+def write_game_file(out_dir: str, data: bytes, worker: str, seed: int) -> str:
+    """Write one game's SGF bytes into the archive ``out_dir`` atomically; returns the file's path.
+
+    The name is ``<local time>-<worker>-<game seed, 10 digits>-<sha1 of the bytes, 8 hex>.sgf``; the
+    bytes go to a hidden ``.<name>.tmp`` first (fsync), then are renamed, so a reader (or a kill)
+    never sees half a game.
+    """
+    os.makedirs(out_dir, exist_ok=True)
+    digest = hashlib.sha1(data).hexdigest()[:8]
+    name = f"{time.strftime('%Y%m%d-%H%M%S')}-{worker}-{seed:010d}-{digest}.sgf"
+    path = os.path.join(out_dir, name)
+    tmp = os.path.join(out_dir, f".{name}.tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    return path
+
+
 class SelfPlayRunner:
     """Plays games with one evaluator, ``cfg.concurrent_games`` at a time, batching their leaves."""
 
@@ -142,8 +162,7 @@ class SelfPlayRunner:
     def _maybe_prepare(self, slot: _Slot) -> None:
         s = slot.searcher
         if not slot.prepared and s.root.expanded:
-            s._prepare_root(noise=slot.full)
-            s.blocked = None
+            s.prepare_root(noise=slot.full)
             slot.prepared = True
 
     # ------------------------------------------------------------------ moves
@@ -189,20 +208,10 @@ class SelfPlayRunner:
                       "AZS": str(slot.seed)}
         rec = record_from_game(g, black=self.net_id, white=self.net_id, result=slot.result or "",
                                root_props=root_props, move_props=slot.props)
-        data = write_sgf(rec)
         if not self.out_dir:
             self.finished.append((None, rec))
             return None
-        os.makedirs(self.out_dir, exist_ok=True)
-        digest = hashlib.sha1(data).hexdigest()[:8]
-        name = f"{time.strftime('%Y%m%d-%H%M%S')}-{self.worker}-{slot.seed:010d}-{digest}.sgf"
-        path = os.path.join(self.out_dir, name)
-        tmp = os.path.join(self.out_dir, f".{name}.tmp")
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        path = write_game_file(self.out_dir, write_sgf(rec), self.worker, slot.seed)
         self.finished.append((path, rec))
         return path
 

@@ -17,6 +17,12 @@ Weighted terms are summed over the batch and divided by the batch size, so a sam
 target contributes nothing. The logged per-head values are means over the samples that have the
 target; ``loss`` is the objective above.
 
+Device (``device``, ``azgo train --device``): "auto" (CUDA when ``torch.cuda.is_available()``, else
+the CPU), "cpu", "cuda" or "cuda:N". On CUDA the forward pass runs under ``torch.autocast`` (float16)
+with a ``GradScaler`` (mixed precision; the losses are computed in float32); on the CPU everything is
+float32 as before. Checkpoints always hold CPU tensors, so a checkpoint written on a GPU resumes, exports
+and loads on a machine without one, and the other way round.
+
 Optimizer: SGD, momentum 0.9, weight decay 1e-4 (on convolution and linear weights; not on batch-norm
 parameters and biases), learning rate ``lr`` (default 0.02) times ``lr_decay`` for every step
 milestone in ``lr_steps`` already passed (the rate is a pure function of the step, so a resumed run
@@ -30,7 +36,9 @@ checkpoint. A checkpoint holds ``net``, ``model``, ``optimizer``, ``step``, the 
 reloads the same data) and ``training`` (provenance, read by ``azgo export`` into the net card).
 Everything in it loads with ``torch.load(weights_only=True)``. Resuming from a checkpoint written at
 step S and training to step N gives bit-for-bit the weights of an uninterrupted run to N (same
-threads, same machine).
+threads, same machine, on the CPU; CUDA kernels and mixed precision are not bit-reproducible). A CUDA
+run also saves its ``GradScaler`` state (``scaler``). The device is not taken from the checkpoint:
+``--resume`` runs on the ``--device`` given now.
 
 Logs: ``<out>/train_log.csv`` (one row per ``log_every`` steps, ``kind=train``, and one per validation,
 ``kind=val``; on resume the rows after the checkpoint's step are dropped so the file stays
@@ -105,8 +113,10 @@ class TrainConfig:
     cache_dir: str | None = None
     tensorboard: bool = True
     progress: bool = True
+    device: str = "auto"
 
     def check(self) -> None:
+        parse_device(self.device)
         if self.net not in NET_SIZES:
             raise TrainError(f"unknown net size {self.net!r}; known: {', '.join(NET_SIZES)}")
         if self.steps < 0 or self.batch_size < 1:
@@ -118,6 +128,36 @@ class TrainConfig:
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+def parse_device(spec: str) -> tuple[str, int | None]:
+    """``("auto"|"cpu"|"cuda", index or None)`` from "auto", "cpu", "cuda" or "cuda:N"; TrainError else."""
+    from azgo.nets.evaluator import parse_device as parse
+    try:
+        return parse(spec)
+    except ValueError as e:
+        raise TrainError(str(e)) from None
+
+
+def resolve_device(spec: str) -> torch.device:
+    """The torch device for a ``--device`` setting ("auto": CUDA when torch sees a GPU, else the CPU).
+
+    Raises TrainError with the reason when CUDA is asked for and torch cannot use it.
+    """
+    kind, index = parse_device(spec)
+    if kind == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if kind == "cpu":
+        return torch.device("cpu")
+    if not torch.cuda.is_available():
+        build = (f"this torch {torch.__version__} was built without CUDA" if torch.version.cuda is None
+                 else f"torch {torch.__version__} (CUDA {torch.version.cuda}) finds no usable GPU or driver")
+        raise TrainError(f"--device {spec}: torch sees no CUDA GPU ({build}). Use --device cpu (or auto), "
+                         "or install a CUDA build of torch on a machine with an NVIDIA GPU")
+    count = torch.cuda.device_count()
+    if index is not None and index >= count:
+        raise TrainError(f"--device {spec}: torch sees {count} CUDA device(s), numbered 0..{count - 1}")
+    return torch.device("cuda", index if index is not None else torch.cuda.current_device())
 
 
 def lr_at(config: TrainConfig, step: int) -> float:
@@ -136,8 +176,23 @@ def make_optimizer(model: torch.nn.Module, config: TrainConfig) -> torch.optim.S
     return torch.optim.SGD(groups, lr=config.lr, momentum=config.momentum)
 
 
-def to_tensors(batch: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
-    return {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in batch.items()}
+def to_tensors(batch: dict[str, np.ndarray], device: torch.device | None = None) -> dict[str, torch.Tensor]:
+    """The batch's arrays as tensors (sharing memory on the CPU; copied to ``device`` otherwise)."""
+    out = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in batch.items()}
+    if device is not None and device.type != "cpu":
+        out = {k: v.to(device, non_blocking=True) for k, v in out.items()}
+    return out
+
+
+def _cpu(obj: Any) -> Any:
+    """``obj`` with every tensor in it (nested dicts/lists) on the CPU (a CPU tensor is kept as is)."""
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().cpu()
+    if isinstance(obj, dict):
+        return {k: _cpu(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_cpu(v) for v in obj)
+    return obj
 
 
 def compute_losses(outputs, batch: dict[str, torch.Tensor], weights=DEFAULT_LOSS_WEIGHTS):
@@ -354,16 +409,25 @@ def _merge_resume_args(config: TrainConfig, saved: dict[str, Any], explicit: set
         merged[name] = getattr(config, name)
     merged["resume"] = True
     merged["out"] = config.out
+    merged["device"] = config.device  # where to run is this machine's choice, not the checkpoint's
     return TrainConfig(**merged)
 
 
-def run(config: TrainConfig, explicit: set[str] | None = None, command: str | None = None,
-        log: Callable[[str], None] = _stderr) -> dict[str, Any]:
-    """Train as ``config`` says; returns a summary dict (step, checkpoint path, data, last metrics).
+# ---- stage 1: what this run continues from
 
-    ``explicit``: the settings given on the command line; with ``resume`` the others come from the
-    checkpoint (None: take ``config`` as it is). ``command`` is recorded in the provenance.
-    """
+@dataclass
+class _Start:
+    """Where a run starts: its settings (merged with a resumed run's), and the checkpoint it continues
+    (``resumed``) or takes its weights from (``init``), each None when there is none."""
+
+    config: TrainConfig
+    ckpt_file: Path
+    resumed: dict[str, Any] | None
+    init: dict[str, Any] | None
+
+
+def _open_run(config: TrainConfig, explicit: set[str] | None, log: Callable[[str], None]) -> _Start:
+    """Check ``--resume``/``--init`` against the run folder, merge resumed settings, clear stale temps."""
     out = Path(config.out)
     ckpt_file = checkpoint_path(out)
     resumed: dict[str, Any] | None = None
@@ -388,8 +452,14 @@ def run(config: TrainConfig, explicit: set[str] | None = None, command: str | No
         log(f"removed {stale} (an unfinished checkpoint write)")
     if config.threads:
         torch.set_num_threads(config.threads)
+    return _Start(config, ckpt_file, resumed, init_ckpt)
 
-    # ---- data
+
+# ---- stage 2: data
+
+def _load_data(start: _Start, explicit: set[str] | None, log: Callable[[str], None]):
+    """``(train_set, val_set, summary)``: the resumed run's exact files, else the window of ``data``."""
+    config, resumed = start.config, start.resumed
     t0 = time.perf_counter()
     files = None
     if resumed is not None and (explicit is None or "data" not in explicit) and resumed.get("data_files"):
@@ -402,8 +472,8 @@ def run(config: TrainConfig, explicit: set[str] | None = None, command: str | No
     bar = None
     try:
         from tqdm import tqdm
-        candidates = files if files is not None else D.select_window(D.find_sgf_files(config.data), config.window)
-        files = candidates
+        if files is None:
+            files = D.select_window(D.find_sgf_files(config.data), config.window)
         bar = tqdm(total=len(files), desc="reading games", unit="game", file=sys.stderr,
                    disable=not config.progress, leave=False)
         train_set, val_set, summary = D.load_dataset(
@@ -422,62 +492,140 @@ def run(config: TrainConfig, explicit: set[str] | None = None, command: str | No
         f"{summary.val_games} / {summary.val_positions} held out, {summary.skipped_files} files skipped, "
         f"{summary.cheap_skipped} cheap-search positions left out "
         f"({time.perf_counter() - t0:.1f} s)")
+    return train_set, val_set, summary
 
-    # ---- model, optimizer, RNG
-    if resumed is not None:
+
+# ---- stage 3: model, optimiser, random state
+
+@dataclass
+class TrainState:
+    """Everything a step changes and a checkpoint keeps: weights, optimiser, sampler RNG, step count.
+
+    ``device`` is where the model and optimiser live; ``scaler`` is the mixed-precision GradScaler
+    (CUDA only, else None).
+    """
+
+    model: AzNet
+    optimizer: torch.optim.SGD
+    rng: np.random.Generator
+    device: torch.device
+    scaler: Any = None
+    step: int = 0
+
+    @property
+    def amp(self) -> bool:
+        """Whether steps run under float16 autocast (on CUDA)."""
+        return self.device.type == "cuda"
+
+
+def _build_state(start: _Start, device: torch.device) -> TrainState:
+    """The model (resumed, ``--init`` or fresh from ``seed``) on ``device``, its optimiser and the RNGs.
+
+    A resumed run restores the optimiser, the step and all three RNGs (numpy sampler, torch, python);
+    a new one seeds them from ``config.seed``.
+    """
+    config, resumed = start.config, start.resumed
+    if resumed is not None or start.init is not None:
         model = AzNet(config.net)
-        model.load_state_dict(resumed["model"])
-    elif init_ckpt is not None:
-        model = AzNet(config.net)
-        model.load_state_dict(init_ckpt["model"])
+        model.load_state_dict((resumed or start.init)["model"])
     else:
         model = build_model(config.net, seed=config.seed)
-    model.train()
-    optimizer = make_optimizer(model, config)
-    rng = np.random.default_rng(config.seed)
-    step = 0
-    train_seconds = 0.0
-    provenance_prev: dict[str, Any] = {}
+    model.to(device).train()
+    scaler = torch.amp.GradScaler("cuda") if device.type == "cuda" else None
+    state = TrainState(model, make_optimizer(model, config), np.random.default_rng(config.seed), device, scaler)
     if resumed is not None:
-        optimizer.load_state_dict(resumed["optimizer"])
-        rng.bit_generator.state = resumed["rng"]["numpy"]
+        state.optimizer.load_state_dict(resumed["optimizer"])  # moves the state to the parameters' device
+        if scaler is not None and resumed.get("scaler"):
+            scaler.load_state_dict(resumed["scaler"])
+        state.rng.bit_generator.state = resumed["rng"]["numpy"]
         torch.set_rng_state(resumed["rng"]["torch"])
         random.setstate(_as_random_state(resumed["rng"]["python"]))
-        step = int(resumed["step"])
-        prev = resumed.get("training")
-        provenance_prev = prev if isinstance(prev, dict) else {}
-        train_seconds = float(provenance_prev.get("train_seconds", 0.0))
+        state.step = int(resumed["step"])
     else:
         torch.manual_seed(config.seed)
         random.seed(config.seed)
-    start_step = step
+    return state
 
-    # rows and events logged after the checkpoint (or by a fresh run killed before its first
-    # checkpoint) are dropped, so the logs match the state we continue from
-    csv_log = CsvLog(out / LOG_NAME)
-    csv_log.truncate_after(step)
-    tb = open_tensorboard(out / TB_DIR, step + 1, log) if config.tensorboard else None
 
-    started_utc = provenance_prev.get("started_utc") or _utc()
-    commands = list(provenance_prev.get("commands", []))
-    if command:
-        commands.append(command)
-    lineage = list(provenance_prev.get("lineage", []))
-    if init_ckpt is not None:
-        raw = init_ckpt.get("training")
-        parent = raw if isinstance(raw, dict) else {}
-        lineage = list(parent.get("lineage", [])) + [{
-            "checkpoint": os.path.abspath(config.init), "net": init_ckpt["net"],
-            "steps": parent.get("steps", init_ckpt.get("step")), "samples": parent.get("samples"),
-            "games": parent.get("games"), "positions": parent.get("positions"),
-            "description": parent.get("summary") if parent else (str(raw) if raw else None),
-        }]
-    val_batches = val_set.fixed_batches(config.val_positions, config.batch_size) if len(val_set) else []
-    last_val: dict[str, float] | None = provenance_prev.get("last_validation")
-    run_t0 = time.perf_counter()
-    elapsed_base = train_seconds
+# ---- stage 4: one step, and validation
 
-    def provenance() -> dict[str, Any]:
+def _forward(state: TrainState, batch: dict[str, torch.Tensor], weights):
+    """``compute_losses`` of the model on ``batch``: float16 autocast for the network on CUDA, the
+    losses in float32 (on the CPU: plain float32, exactly as without a device choice)."""
+    if not state.amp:
+        return compute_losses(state.model(batch["planes"]), batch, weights)
+    with torch.autocast(device_type="cuda", dtype=torch.float16):
+        outputs = state.model(batch["planes"])
+    return compute_losses(tuple(o.float() for o in outputs), batch, weights)
+
+
+def train_step(state: TrainState, train_set, config: TrainConfig) -> dict[str, float]:
+    """One SGD update on a freshly sampled batch (learning rate ``lr_at(step)``); returns its metrics.
+
+    Raises TrainError (and changes nothing) when the loss is not finite.
+    """
+    for g in state.optimizer.param_groups:
+        g["lr"] = lr_at(config, state.step)
+    batch = to_tensors(train_set.sample(state.rng, config.batch_size), state.device)
+    loss, metrics = _forward(state, batch, config.loss_weights)
+    if not math.isfinite(metrics["loss"]):
+        raise TrainError(f"loss is {metrics['loss']} at step {state.step + 1}; lower --lr")
+    state.optimizer.zero_grad(set_to_none=True)
+    if state.scaler is None:
+        loss.backward()
+        state.optimizer.step()
+    else:  # skips the update when the float16 gradients overflowed, and adapts the scale
+        state.scaler.scale(loss).backward()
+        state.scaler.step(state.optimizer)
+        state.scaler.update()
+    state.step += 1
+    return metrics
+
+
+def validate(state: TrainState, val_batches: list[dict[str, np.ndarray]], weights) -> dict[str, float]:
+    """Mean metrics of the model (in eval mode, no gradients) over the fixed held-out batches."""
+    state.model.eval()
+    means = MetricMeans()
+    with torch.no_grad():
+        for vb in val_batches:
+            _, m = _forward(state, to_tensors(vb, state.device), weights)
+            means.add(m)
+    state.model.train()
+    return means.means()
+
+
+# ---- stage 5: provenance and checkpoint
+
+class _Provenance:
+    """The ``training`` record of a checkpoint (read by ``azgo export`` into the net card).
+
+    Carries over a resumed run's start time, commands, lineage, training seconds and last validation.
+    """
+
+    def __init__(self, start: _Start, command: str | None) -> None:
+        prev = start.resumed.get("training") if start.resumed is not None else None
+        prev = prev if isinstance(prev, dict) else {}
+        self.started_utc = prev.get("started_utc") or _utc()
+        self.commands = list(prev.get("commands", [])) + ([command] if command else [])
+        self.lineage = list(prev.get("lineage", []))
+        if start.init is not None:
+            raw = start.init.get("training")
+            parent = raw if isinstance(raw, dict) else {}
+            self.lineage = list(parent.get("lineage", [])) + [{
+                "checkpoint": os.path.abspath(start.config.init), "net": start.init["net"],
+                "steps": parent.get("steps", start.init.get("step")), "samples": parent.get("samples"),
+                "games": parent.get("games"), "positions": parent.get("positions"),
+                "description": parent.get("summary") if parent else (str(raw) if raw else None),
+            }]
+        self.last_val: dict[str, float] | None = prev.get("last_validation")
+        self.elapsed_base = float(prev.get("train_seconds", 0.0))
+        self.run_t0 = time.perf_counter()
+
+    def elapsed(self) -> float:
+        """Training seconds over all runs of this checkpoint so far."""
+        return self.elapsed_base + time.perf_counter() - self.run_t0
+
+    def record(self, config: TrainConfig, step: int, summary, device: torch.device) -> dict[str, Any]:
         w = config.loss_weights
         return {
             "summary": (f"azgo train: {step} steps x batch {config.batch_size} = {step * config.batch_size} "
@@ -494,99 +642,148 @@ def run(config: TrainConfig, explicit: set[str] | None = None, command: str | No
             "augmentation": "random one of 8 board symmetries per sample",
             "seed": config.seed,
             "init": os.path.abspath(config.init) if config.init else f"random initialisation (seed {config.seed})",
-            "lineage": lineage,
-            "started_utc": started_utc, "updated_utc": _utc(),
-            "train_seconds": round(elapsed_base + time.perf_counter() - run_t0, 1),
-            "commands": commands,
-            "last_validation": last_val,
+            "lineage": self.lineage,
+            "started_utc": self.started_utc, "updated_utc": _utc(),
+            "train_seconds": round(self.elapsed(), 1),
+            "commands": self.commands,
+            "last_validation": self.last_val,
             "torch": str(torch.__version__), "threads": torch.get_num_threads(),
+            "device": str(device) + (" (float16 autocast)" if device.type == "cuda" else ""),
         }
 
-    def save() -> None:
-        ckpt = {
-            "format": CHECKPOINT_FORMAT,
-            "net": config.net,
-            "model": model.state_dict(),
-            "optimizer": optimizer.state_dict(),
-            "step": step,
-            "rng": {"numpy": rng.bit_generator.state, "torch": torch.get_rng_state(),
-                    "python": _plain(random.getstate())},
-            "args": config.as_dict(),
-            "data_files": [os.path.abspath(f) for f in summary.files],
-            "training": provenance(),
-            "strength": "not measured",
-        }
-        save_atomic(ckpt, ckpt_file)
 
-    def validate() -> dict[str, float]:
-        model.eval()
-        means = MetricMeans()
-        with torch.no_grad():
-            for vb in val_batches:
-                t = to_tensors(vb)
-                _, m = compute_losses(model(t["planes"]), t, config.loss_weights)
-                means.add(m)
-        model.train()
-        return means.means()
+def make_checkpoint(state: TrainState, config: TrainConfig, summary, provenance: _Provenance) -> dict[str, Any]:
+    """The checkpoint dict (see the module docstring), CPU tensors only; loadable with
+    ``weights_only=True`` on any machine."""
+    ckpt = {
+        "format": CHECKPOINT_FORMAT,
+        "net": config.net,
+        "model": _cpu(state.model.state_dict()),
+        "optimizer": _cpu(state.optimizer.state_dict()),
+        "step": state.step,
+        "rng": {"numpy": state.rng.bit_generator.state, "torch": torch.get_rng_state(),
+                "python": _plain(random.getstate())},
+        "args": config.as_dict(),
+        "data_files": [os.path.abspath(f) for f in summary.files],
+        "training": provenance.record(config, state.step, summary, state.device),
+        "strength": "not measured",
+    }
+    if state.scaler is not None:
+        ckpt["scaler"] = state.scaler.state_dict()
+    return ckpt
 
-    def write_logs(kind: str, metrics: dict[str, float], rate: float | None) -> None:
-        row = {"time_utc": _utc(), "elapsed_s": round(elapsed_base + time.perf_counter() - run_t0, 2),
-               "step": step, "kind": kind, "lr": lr_at(config, max(step - 1, 0)),
-               "samples": step * config.batch_size, **metrics}
+
+# ---- stage 6: logging
+
+class _RunLogs:
+    """``train_log.csv`` and TensorBoard (if on); rows logged after ``step`` (by a run killed after its
+    last checkpoint) are dropped at start so the logs match the state the run continues from."""
+
+    def __init__(self, config: TrainConfig, step: int, provenance: _Provenance, log: Callable[[str], None]):
+        out = Path(config.out)
+        self.config = config
+        self.provenance = provenance
+        self.csv = CsvLog(out / LOG_NAME)
+        self.csv.truncate_after(step)
+        self.tb = open_tensorboard(out / TB_DIR, step + 1, log) if config.tensorboard else None
+
+    def write(self, kind: str, step: int, metrics: dict[str, float], rate: float | None) -> None:
+        """One ``kind`` ("train" or "val") row at ``step``; ``rate`` in samples/s (train rows)."""
+        row = {"time_utc": _utc(), "elapsed_s": round(self.provenance.elapsed(), 2),
+               "step": step, "kind": kind, "lr": lr_at(self.config, max(step - 1, 0)),
+               "samples": step * self.config.batch_size, **metrics}
         if rate is not None:
             row["samples_per_s"] = round(rate, 1)
-        csv_log.write(row)
-        if tb is not None:
+        self.csv.write(row)
+        if self.tb is not None:
             for k, v in metrics.items():
-                tb.add_scalar(f"{kind}/{k}", v, step)
+                self.tb.add_scalar(f"{kind}/{k}", v, step)
             if kind == "train":
-                tb.add_scalar("train/lr", row["lr"], step)
+                self.tb.add_scalar("train/lr", row["lr"], step)
                 if rate is not None:
-                    tb.add_scalar("train/samples_per_s", rate, step)
-            tb.flush()
+                    self.tb.add_scalar("train/samples_per_s", rate, step)
+            self.tb.flush()
 
-    log(f"training {config.net} ({count_parameters(model)} parameters) from step {step} to {config.steps}, "
-        f"batch {config.batch_size}, {torch.get_num_threads()} threads -> {ckpt_file}")
-    means = MetricMeans()
-    interval_t0, interval_steps = time.perf_counter(), 0
+    def close(self) -> None:
+        if self.tb is not None:
+            self.tb.close()
+
+
+class _Interval:
+    """Metric means and the sample rate since the last train row."""
+
+    def __init__(self) -> None:
+        self.means = MetricMeans()
+        self.t0, self.steps = time.perf_counter(), 0
+
+    def add(self, metrics: dict[str, float]) -> None:
+        self.means.add(metrics)
+        self.steps += 1
+
+    def rate(self, batch_size: int) -> float | None:
+        dt = time.perf_counter() - self.t0
+        return self.steps * batch_size / dt if dt > 0 else None
+
+
+# ---- the run
+
+def _device_text(device: torch.device) -> str:
+    if device.type == "cuda":
+        return f"{device} ({torch.cuda.get_device_name(device)}, float16 autocast)"
+    return f"the CPU ({torch.get_num_threads()} threads)"
+
+
+def _every(step: int, n: int, last: int) -> bool:
+    """Whether ``step`` is a multiple of ``n`` (``n`` 0: never) or the last step."""
+    return (n > 0 and step % n == 0) or step == last
+
+
+def run(config: TrainConfig, explicit: set[str] | None = None, command: str | None = None,
+        log: Callable[[str], None] = _stderr) -> dict[str, Any]:
+    """Train as ``config`` says; returns a summary dict (step, checkpoint path, data, last metrics).
+
+    ``explicit``: the settings given on the command line; with ``resume`` the others come from the
+    checkpoint (None: take ``config`` as it is). ``command`` is recorded in the provenance.
+    """
+    device = resolve_device(config.device)  # first: a missing GPU fails before anything is written
+    start = _open_run(config, explicit, log)
+    config = start.config
+    train_set, val_set, summary = _load_data(start, explicit, log)
+    state = _build_state(start, device)
+    start_step = state.step
+    provenance = _Provenance(start, command)
+    logs = _RunLogs(config, state.step, provenance, log)
+    val_batches = val_set.fixed_batches(config.val_positions, config.batch_size) if len(val_set) else []
+
+    def save() -> None:
+        save_atomic(make_checkpoint(state, config, summary, provenance), start.ckpt_file)
+
+    log(f"training {config.net} ({count_parameters(state.model)} parameters) from step {state.step} to "
+        f"{config.steps}, batch {config.batch_size}, on {_device_text(device)} -> {start.ckpt_file}")
+    interval = _Interval()
     stopped_by: int | None = None
     progress = None
     try:
         from tqdm import tqdm
-        progress = tqdm(total=config.steps, initial=step, unit="step", file=sys.stderr,
+        progress = tqdm(total=config.steps, initial=state.step, unit="step", file=sys.stderr,
                         disable=not config.progress, dynamic_ncols=True)
         with _StopFlag() as stop:
-            while step < config.steps:
-                lr = lr_at(config, step)
-                for g in optimizer.param_groups:
-                    g["lr"] = lr
-                batch = to_tensors(train_set.sample(rng, config.batch_size))
-                outputs = model(batch["planes"])
-                loss, metrics = compute_losses(outputs, batch, config.loss_weights)
-                if not math.isfinite(metrics["loss"]):
-                    raise TrainError(f"loss is {metrics['loss']} at step {step + 1}; lower --lr")
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                optimizer.step()
-                step += 1
-                interval_steps += 1
-                means.add(metrics)
+            while state.step < config.steps:
+                interval.add(train_step(state, train_set, config))
+                step = state.step
                 progress.update(1)
-                if step % max(config.log_every, 1) == 0 or step == config.steps:
-                    dt = time.perf_counter() - interval_t0
-                    rate = interval_steps * config.batch_size / dt if dt > 0 else None
-                    m = means.means()
-                    write_logs("train", m, rate)
-                    progress.set_postfix(loss=f"{m.get('loss', math.nan):.3f}",
-                                         sps=f"{rate or 0:.0f}", refresh=False)
-                    means = MetricMeans()
-                    interval_t0, interval_steps = time.perf_counter(), 0
-                if val_batches and ((config.validate_every and step % config.validate_every == 0)
-                                    or step == config.steps):
-                    last_val = validate()
-                    write_logs("val", last_val, None)
-                    log(f"step {step}: validation " + ", ".join(f"{k} {v:.4f}" for k, v in last_val.items()))
-                if (config.checkpoint_every and step % config.checkpoint_every == 0) or step == config.steps:
+                if _every(step, max(config.log_every, 1), config.steps):
+                    rate, m = interval.rate(config.batch_size), interval.means.means()
+                    logs.write("train", step, m, rate)
+                    progress.set_postfix(loss=f"{m.get('loss', math.nan):.3f}", sps=f"{rate or 0:.0f}",
+                                         refresh=False)
+                    interval = _Interval()
+                if val_batches and _every(step, config.validate_every, config.steps):
+                    provenance.last_val = validate(state, val_batches, config.loss_weights)
+                    logs.write("val", step, provenance.last_val, None)
+                    log(f"step {step}: validation "
+                        + ", ".join(f"{k} {v:.4f}" for k, v in provenance.last_val.items()))
+                if _every(step, config.checkpoint_every, config.steps):
                     save()
                 if stop.signal is not None:
                     stopped_by = stop.signal
@@ -594,14 +791,13 @@ def run(config: TrainConfig, explicit: set[str] | None = None, command: str | No
     finally:
         if progress is not None:
             progress.close()
-        if tb is not None:
-            tb.close()
-    if stopped_by is not None or step == start_step:
+        logs.close()
+    if stopped_by is not None or state.step == start_step:
         save()
     if stopped_by is not None:
-        log(f"stopped by signal {stopped_by} at step {step}; checkpoint saved, continue with --resume")
-    return {"step": step, "steps": config.steps, "checkpoint": str(ckpt_file), "stopped": stopped_by,
-            "data": summary.as_dict(), "validation": last_val, "config": config.as_dict()}
+        log(f"stopped by signal {stopped_by} at step {state.step}; checkpoint saved, continue with --resume")
+    return {"step": state.step, "steps": config.steps, "checkpoint": str(start.ckpt_file), "stopped": stopped_by,
+            "data": summary.as_dict(), "validation": provenance.last_val, "config": config.as_dict()}
 
 
 def _plain(obj: Any) -> Any:

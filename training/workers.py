@@ -8,6 +8,15 @@ one archive folder (a network file system) with the trainer on one of them. ``--
 count of games in the output folder: a worker killed at any moment loses only the game in progress
 (half-written files are ``.*.tmp`` and are ignored and removed), and running the same command again
 plays only the missing games.
+
+``--device`` (auto, cpu, cuda, cuda:N) says where each worker's network runs (see
+``azgo.nets.evaluator.choose_providers``); when it resolves to CUDA on this machine, the default
+``--concurrent-games`` is ``GPU_CONCURRENT_GAMES`` instead of 16, so that each network call carries
+4x the leaves (a GPU's time per call grows little with the batch at these sizes; not measured on a
+GPU here).
+
+``--ray auto|local|ADDRESS`` plays with Ray actors instead of local processes: see
+:mod:`azgo.training.ray_selfplay`.
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ import click
 from .selfplay import SelfPlayConfig, SelfPlayRunner
 
 BEST_NET = "best.onnx"
+GPU_CONCURRENT_GAMES = 64  # default games per worker when its network runs on CUDA (not tuned on a GPU here)
 
 
 def archive_games(folder: str) -> list[str]:
@@ -50,13 +60,31 @@ def net_id(path: str) -> str:
     return f"{os.path.splitext(os.path.basename(path))[0]}-{digest}"
 
 
-def _load(path: str, threads: int, seed: int):
-    from azgo.nets.evaluator import EvalConfig, OnnxEvaluator
-    return OnnxEvaluator(path, EvalConfig(threads=threads, symmetry="random", cache_size=20_000, seed=seed))
+def eval_config(threads: int, seed: int, device: str = "cpu"):
+    """The evaluator settings of a self-play worker (random symmetry, a 20,000-position cache)."""
+    from azgo.nets.evaluator import EvalConfig
+    return EvalConfig(threads=threads, symmetry="random", cache_size=20_000, seed=seed, device=device)
+
+
+def _load(path: str, threads: int, seed: int, device: str = "cpu"):
+    from azgo.nets.evaluator import OnnxEvaluator
+    return OnnxEvaluator(path, eval_config(threads, seed, device))
+
+
+def default_concurrent_games(device: str) -> int:
+    """Games per worker by default: ``GPU_CONCURRENT_GAMES`` when ``device`` is CUDA on this machine."""
+    import onnxruntime as ort
+
+    from azgo.nets.evaluator import CPU_PROVIDER, choose_providers
+    try:
+        on_gpu = choose_providers(device, ort.get_available_providers())[0] != CPU_PROVIDER
+    except ValueError:  # explicit cuda without the provider: the workers will say so
+        on_gpu = False
+    return GPU_CONCURRENT_GAMES if on_gpu else SelfPlayConfig.concurrent_games
 
 
 def worker_main(worker: int, out_dir: str, net: str | None, archive: str | None, games: int, cfg: SelfPlayConfig,
-                seed: int, threads: int, queue=None, chunk: int | None = None) -> None:
+                seed: int, threads: int, queue=None, chunk: int | None = None, device: str = "cpu") -> None:
     """One worker process: play ``games`` games (0 = until killed) in chunks, reporting to ``queue``."""
     done = 0
     chunk = chunk or cfg.concurrent_games
@@ -75,7 +103,13 @@ def worker_main(worker: int, out_dir: str, net: str | None, archive: str | None,
                 queue.put(("error", worker, f"no network at {path}"))
             return
         if path != current or m != mtime:
-            evaluator = _load(path, threads, seed + worker)
+            try:
+                evaluator = _load(path, threads, seed + worker, device)
+            except ValueError as e:  # NetError: unusable network or device
+                if queue is None:
+                    raise
+                queue.put(("error", worker, str(e)))
+                return
             ident, current, mtime = net_id(path), path, m
         n = chunk if games == 0 else min(chunk, games - done)
         runner = SelfPlayRunner(evaluator, cfg, seed=(seed * 7919 + worker * 104_729 + round_no * 13) & 0x7FFFFFFF,
@@ -94,8 +128,11 @@ def worker_main(worker: int, out_dir: str, net: str | None, archive: str | None,
 
 def run_selfplay(out_dir: str, games: int, workers: int, cfg: SelfPlayConfig, net: str | None = None,
                  archive: str | None = None, seed: int | None = None, threads: int = 1,
-                 show_progress: bool = True) -> int:
-    """Fill ``out_dir`` up to ``games`` games with ``workers`` processes; returns games played now."""
+                 show_progress: bool = True, device: str = "cpu") -> int:
+    """Fill ``out_dir`` up to ``games`` games with ``workers`` processes; returns games played now.
+
+    ``device``: where each worker's network runs (auto, cpu, cuda, cuda:N).
+    """
     os.makedirs(out_dir, exist_ok=True)
     clean_partial(out_dir)
     have = len(archive_games(out_dir))
@@ -109,7 +146,7 @@ def run_selfplay(out_dir: str, games: int, workers: int, cfg: SelfPlayConfig, ne
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     procs = [ctx.Process(target=worker_main, args=(i, out_dir, net, archive, per[i], cfg, seed, threads, queue),
-                         daemon=True) for i in range(workers) if per[i] or not games]
+                         kwargs={"device": device}, daemon=True) for i in range(workers) if per[i] or not games]
     for p in procs:
         p.start()
     bar = None
@@ -151,7 +188,8 @@ def run_selfplay(out_dir: str, games: int, workers: int, cfg: SelfPlayConfig, ne
 @click.option("--net", type=click.Path(dir_okay=False, exists=True), help="Network (default: OUT/best.onnx, re-read when it changes).")
 @click.option("--archive", type=click.Path(file_okay=False), help="Folder holding best.onnx (default: --out).")
 @click.option("--games", default=64, show_default=True, type=click.IntRange(min=0), help="Target number of games in OUT (0 = play until killed).")
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1), help="Worker processes.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Worker processes (with --ray: Ray actors, default one per CPU of the cluster).")
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1), help="onnxruntime threads per worker.")
 @click.option("--size", default=9, show_default=True, type=click.IntRange(7, 19))
 @click.option("--komi", default=7.0, show_default=True, type=float)
@@ -161,14 +199,32 @@ def run_selfplay(out_dir: str, games: int, workers: int, cfg: SelfPlayConfig, ne
               help="Share of moves searched fully and recorded (playout cap randomization).")
 @click.option("--resign-threshold", default=SelfPlayConfig.resign_threshold, show_default=True, type=click.FloatRange(0, 1))
 @click.option("--no-resign-fraction", default=SelfPlayConfig.no_resign_fraction, show_default=True, type=click.FloatRange(0, 1))
-@click.option("--concurrent-games", default=SelfPlayConfig.concurrent_games, show_default=True, type=click.IntRange(min=1),
-              help="Games per worker advancing together (their leaves share network calls).")
+@click.option("--concurrent-games", type=click.IntRange(min=1),
+              help=f"Games per worker advancing together (their leaves share network calls)  "
+                   f"[default: {SelfPlayConfig.concurrent_games}; {GPU_CONCURRENT_GAMES} when the network runs on CUDA]")
 @click.option("--max-moves", type=click.IntRange(min=1), help="Maximum game length (default 2*size*size).")
 @click.option("--seed", type=int, help="Random seed (default: fresh).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
-def selfplay(out_dir, net, archive, games, workers, threads, size, komi, full_visits, cheap_visits, full_prob,
-             resign_threshold, no_resign_fraction, concurrent_games, max_moves, seed, no_progress):
+@click.option("--device", default="auto", show_default=True,
+              help="auto | cpu | cuda | cuda:N: where each worker's network runs (auto: CUDA when onnxruntime-gpu "
+                   "has it, pip install 'azgo[gpu]'; else the CPU).")
+@click.option("--ray", "ray_address", metavar="auto|local|ADDRESS",
+              help="Play with Ray actors (extra azgo[cluster]): auto = the cluster `ray start` runs here, "
+                   "local = Ray's default ray.init() (a cluster running here, else a one-machine Ray started now), else "
+                   "HOST:6379 or ray://HOST:10001. Games come back "
+                   "to this process, which writes them into OUT; no shared folder needed.")
+@click.pass_context
+def selfplay(ctx, out_dir, net, archive, games, workers, threads, size, komi, full_visits, cheap_visits, full_prob,
+             resign_threshold, no_resign_fraction, concurrent_games, max_moves, seed, no_progress, device, ray_address):
     """Play self-play games into an SGF archive folder (resumable; several workers or machines)."""
+    from click.core import ParameterSource
+    from azgo.nets.evaluator import parse_device
+    try:
+        parse_device(device)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--device") from None
+    if concurrent_games is None:
+        concurrent_games = SelfPlayConfig.concurrent_games if ray_address else default_concurrent_games(device)
     cfg = SelfPlayConfig(size=size, komi=komi, full_visits=full_visits, cheap_visits=cheap_visits,
                          full_prob=full_prob, resign_threshold=resign_threshold,
                          no_resign_fraction=no_resign_fraction, concurrent_games=concurrent_games,
@@ -177,6 +233,17 @@ def selfplay(out_dir, net, archive, games, workers, threads, size, komi, full_vi
         best = os.path.join(archive or out_dir, BEST_NET)
         if not os.path.isfile(best):
             raise click.ClickException(f"no --net given and no {best}: pass --net or put a network there")
+    if ray_address:
+        from .ray_selfplay import RaySelfPlay
+        explicit = ctx.get_parameter_source("workers") != ParameterSource.DEFAULT
+        pool = RaySelfPlay(ray_address, cfg, workers=workers if explicit else None, threads=threads, device=device)
+        try:
+            n = pool.play(out_dir, games, net=net, archive=archive or out_dir, seed=seed, show_progress=not no_progress)
+        finally:
+            pool.close()
+        click.echo(f"played {n} games with {pool.workers} Ray actors ({pool.replaced} replaced); "
+                   f"{len(archive_games(out_dir))} games in {out_dir}", err=True)
+        return
     n = run_selfplay(out_dir, games, workers, cfg, net=net, archive=archive or out_dir, seed=seed,
-                     threads=threads, show_progress=not no_progress)
+                     threads=threads, show_progress=not no_progress, device=device)
     click.echo(f"played {n} games; {len(archive_games(out_dir))} games in {out_dir}", err=True)
