@@ -1,7 +1,7 @@
 """PUCT Monte-Carlo tree: nodes with child statistics as arrays, selection, expansion, backup.
 
 Perspective: every value is from the side to move at the node that owns the statistic. A node's
-child arrays ``N``, ``W``, ``W2``, ``S`` describe the edges (moves) out of it, with ``W`` the summed
+child arrays ``N``, ``W``, ``W2``, ``S``, ``S2`` describe the edges (moves) out of it, with ``W`` the summed
 value *for the player choosing the move* (the node's side to move). A leaf's network value ``v`` is
 for the leaf's side to move, so it enters its parent's edge as ``-v`` and flips sign at every level
 (negamax backup). Terminal positions (two passes) are scored by area rules and backed up exactly.
@@ -63,7 +63,7 @@ class Node:
     """One position in the tree. ``board`` is owned by the node (its own copy)."""
 
     __slots__ = (
-        "board", "parent", "index", "moves", "prior", "N", "W", "W2", "S", "VL", "children",
+        "board", "parent", "index", "moves", "prior", "N", "W", "W2", "S", "S2", "VL", "children",
         "value", "score", "ownership", "terminal", "expanded", "visits", "value_sum", "raw_prior",
     )
 
@@ -74,7 +74,7 @@ class Node:
         self.moves: np.ndarray | None = None
         self.prior: np.ndarray | None = None
         self.raw_prior: np.ndarray | None = None  # the network's prior, before root noise/temperature
-        self.N = self.W = self.W2 = self.S = self.VL = None
+        self.N = self.W = self.W2 = self.S = self.S2 = self.VL = None
         self.children: dict[int, Node] = {}
         self.value = 0.0  # network value, side to move here
         self.score = 0.0  # network score lead, side to move here
@@ -97,6 +97,7 @@ class Node:
         self.W = np.zeros(k)
         self.W2 = np.zeros(k)
         self.S = np.zeros(k)
+        self.S2 = np.zeros(k)  # summed squared score leads (the spread of the searched scores)
         self.VL = np.zeros(k)
         self.value = float(value)
         self.score = float(score)

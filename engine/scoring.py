@@ -1,8 +1,10 @@
 """Area scoring (Chinese / Tromp-Taylor) and the final-ownership map it implies.
 
 A point counts for a colour if it holds that colour's stone, or if it is empty and every path of
-empty points from it reaches stones of that colour only. No dead-stone removal: score the board as
-it stands (games played out to two passes leave only living stones).
+empty points from it reaches stones of that colour only. ``area_ownership``/``area_score`` score the
+board as it stands (Tromp-Taylor: games played out to two passes with every dead stone captured);
+``dead_stones`` finds the stones to take off first when a finished game still holds dead stones, as
+GNU Go's ``final_status_list dead`` does.
 """
 
 from __future__ import annotations
@@ -58,3 +60,206 @@ def result_string(score: float) -> str:
     if score < 0:
         return f"W+{-score:g}"
     return "0"
+
+
+# ------------------------------------------------------------------------ dead stones
+# A played-out position (both sides passed; no move left that changes the area score once dead stones
+# are taken off) still holds the stones nobody bothered to capture. GNU Go's `final_status_list dead`
+# calls them dead; the rules below find the same stones without a search: a group is alive when it has
+# two eyes (or one big one), an eye being a region it encloses in which the enemy stones cannot live
+# themselves (a recursion on strictly smaller regions); enemy stones inside a living group's eyes are
+# dead; when every remaining group is eyeless (a capturing race), the weakest one dies first.
+
+BIG_EYE = 4  # an eye region with this many points (empty, dead, or enemy stones in atari) is two eyes
+RACE_LIBERTIES = 2  # an eyeless group dies in a race only with a chain this short of liberties
+
+
+class _Position:
+    """The stones of a Board by move index (EMPTY/BLACK/WHITE) with neighbour and diagonal tables."""
+
+    def __init__(self, board: Board):
+        n = board.size
+        self.size = n
+        self.cells = board.to_array().reshape(-1).tolist()
+        self.nbrs = [tuple(q for q in (m - n if m >= n else -1, m + n if m < n * (n - 1) else -1,
+                                       m - 1 if m % n else -1, m + 1 if m % n < n - 1 else -1) if q >= 0)
+                     for m in range(n * n)]
+        self.diags = [tuple((r + dr) * n + c + dc for dr in (-1, 1) for dc in (-1, 1)
+                            if 0 <= r + dr < n and 0 <= c + dc < n)
+                      for r, c in (divmod(m, n) for m in range(n * n))]
+
+
+def _live(pos: _Position, dead: set, q: int, color: int) -> bool:
+    """A stone of ``color`` at ``q`` that is not (yet) marked dead."""
+    return pos.cells[q] == color and q not in dead
+
+
+def _flood(pos: _Position, start: int, inside) -> list[int]:
+    """The points connected to ``start`` through points where ``inside(point)`` holds (start included)."""
+    seen, stack = {start}, [start]
+    while stack:
+        p = stack.pop()
+        for q in pos.nbrs[p]:
+            if q not in seen and inside(q):
+                seen.add(q)
+                stack.append(q)
+    return list(seen)
+
+
+def _chain(pos: _Position, dead: set, q: int) -> list[int]:
+    color = pos.cells[q]
+    return _flood(pos, q, lambda r: _live(pos, dead, r, color))
+
+
+def _liberties(pos: _Position, dead: set, stones) -> set[int]:
+    """Empty points (dead stones count as taken off) next to ``stones``."""
+    cells, nbrs = pos.cells, pos.nbrs
+    return {r for q in stones for r in nbrs[q] if cells[r] == EMPTY or r in dead}
+
+
+def _region(pos: _Position, dead: set, start: int, wall: int) -> list[int]:
+    """The region containing ``start`` bounded by the live stones of colour ``wall``."""
+    return _flood(pos, start, lambda q: not _live(pos, dead, q, wall))
+
+
+def _eyes(pos: _Position, dead: set, color: int, region: list[int]) -> list[tuple[list[int], int]]:
+    """The eyes of the live ``color`` stones inside ``region`` (a region bounded by the opponent): each
+    sub-region they enclose, smaller than ``region``, in which the opponent's stones cannot live and have
+    fewer liberties than the enclosing stones; worth 2 when big (see BIG_EYE), 0 when a false
+    single-point eye (dropped), else 1. Returns (eye region, worth) pairs."""
+    opp = 3 - color
+    inside = set(region)
+    seen: set[int] = set()
+    out = []
+    for p in region:
+        if p in seen or _live(pos, dead, p, color):
+            continue
+        eye = _region(pos, dead, p, color)
+        seen.update(eye)
+        enemies = [q for q in eye if _live(pos, dead, q, opp)]
+        points = len(eye) - len(enemies)
+        if len(eye) >= len(region) or not points or _lives(pos, dead, opp, eye):
+            continue
+        owners: set[int] = set()
+        for q in {r for e in eye for r in pos.nbrs[e] if r in inside and _live(pos, dead, r, color)}:
+            if q not in owners:
+                owners.update(_chain(pos, dead, q))
+        if enemies and len(_liberties(pos, dead, owners)) < len(_liberties(pos, dead, enemies)):
+            continue  # a capturing race the enclosing stones lose: not their eye
+        in_atari = [q for q in enemies if len(_liberties(pos, dead, _chain(pos, dead, q))) == 1]
+        if points + len(in_atari) >= BIG_EYE:
+            out.append((eye, 2))
+        elif len(eye) > 1 or not _false_eye(pos, dead, eye[0], opp):
+            out.append((eye, 1))
+    return out
+
+
+def _false_eye(pos: _Position, dead: set, p: int, opp: int) -> bool:
+    """A single-point eye with too many enemy stones on its diagonals (any at the edge, two inside)."""
+    diagonals = pos.diags[p]
+    bad = sum(1 for q in diagonals if _live(pos, dead, q, opp))
+    return bad > 0 if len(diagonals) < 4 else bad > 1
+
+
+def _lives(pos: _Position, dead: set, color: int, region: list[int]) -> bool:
+    """Whether the live ``color`` stones in ``region`` have two eyes there (see ``_eyes``)."""
+    if not any(_live(pos, dead, q, color) for q in region):
+        return False
+    return sum(worth for _, worth in _eyes(pos, dead, color, region)) >= 2
+
+
+def _seki(pos: _Position, dead: set, color: int, stones: list[int]) -> bool:
+    """Whether ``stones`` (eyeless or one-eyed) are in seki with a neighbouring enemy chain: their
+    liberties are shared with that chain or are their own eye points, the chain's liberties are shared
+    or at most one eye point of its own, and filling any shared liberty would leave the enemy in atari."""
+    opp = 3 - color
+    libs = _liberties(pos, dead, stones)
+    if len(libs) < 2:
+        return False
+    own_eyes = {q for q in libs if all(_live(pos, dead, r, color) for r in pos.nbrs[q])}
+    seen: set[int] = set()
+    for start in {r for q in stones for r in pos.nbrs[q] if _live(pos, dead, r, opp)}:
+        if start in seen:
+            continue
+        chain = _chain(pos, dead, start)
+        seen.update(chain)
+        chain_libs = _liberties(pos, dead, chain)
+        shared = chain_libs & libs
+        eyes = {q for q in chain_libs if all(_live(pos, dead, r, opp) for r in pos.nbrs[q])}
+        if not shared or len(chain_libs) < 2 or len(eyes) > 1 or not chain_libs <= shared | eyes \
+                or not libs <= shared | own_eyes:
+            continue
+        if all(len(_liberties_after(pos, dead, chain, q, opp)) <= 1 for q in shared):
+            return True
+    return False
+
+
+def _liberties_after(pos: _Position, dead: set, chain: list[int], point: int, color: int) -> set[int]:
+    """Liberties of ``chain`` after ``color`` plays ``point`` (joining the chains next to it)."""
+    group = set(chain) | {point}
+    for q in pos.nbrs[point]:
+        if _live(pos, dead, q, color) and q not in group:
+            group.update(_chain(pos, dead, q))
+    return _liberties(pos, dead, group) - {point}
+
+
+def dead_stones(board: Board) -> list[int]:
+    """The stones (move indices, sorted) that are dead on a played-out board, for either colour.
+
+    Perspective: colour-neutral and independent of the side to move. A stone listed is dead for its own
+    colour: its point, and the empty points its removal opens, count for the opponent in the area score
+    (``area_ownership`` of the board with these stones taken off). Its opponent could capture it by
+    force, even where a rule stops the capture at once (a recapture that positional superko forbids).
+    Meant for finished games; on an unsettled position the answer is only a guess.
+    """
+    pos = _Position(board)
+    dead: set[int] = set()
+    alive: set[int] = set()
+    while _settle_one(pos, dead, alive):
+        pass
+    return sorted(dead)
+
+
+def _settle_one(pos: _Position, dead: set, alive: set) -> bool:
+    """Decide one more group (largest region first): alive with two eyes (then the enemy stones in its
+    eyes are dead unless in seki), or else, when no group can live, the weakest eyeless group (inner
+    ones, those not touching a living enemy, first; then fewest liberties of any chain) dies unless in
+    seki (only a group with a chain of at most RACE_LIBERTIES liberties: open positions stay as they
+    are). Updates ``dead``/``alive``; False when nothing is left to decide."""
+    undecided = []
+    for wall in (BLACK, WHITE):
+        color = 3 - wall
+        seen: set[int] = set()
+        for p in range(len(pos.cells)):
+            if p in seen or _live(pos, dead, p, wall):
+                continue
+            region = _region(pos, dead, p, wall)
+            seen.update(region)
+            stones = [q for q in region if _live(pos, dead, q, color) and q not in alive]
+            if stones:
+                undecided.append((-len(region), min(stones), color, region, stones))
+    weak = []
+    for _, first, color, region, stones in sorted(undecided):
+        eyes = _eyes(pos, dead, color, region)
+        border = {q for p in region for q in pos.nbrs[p] if _live(pos, dead, q, 3 - color)}
+        if sum(worth for _, worth in eyes) >= 2 or not border:
+            alive.update(stones)
+            for eye, _ in eyes:
+                _kill(pos, dead, alive, 3 - color,
+                      [q for q in eye if _live(pos, dead, q, 3 - color) and q not in alive])
+            return True
+        least = min(len(_liberties(pos, dead, _chain(pos, dead, q))) for q in stones)
+        weak.append((bool(border & alive), least, len(_liberties(pos, dead, stones)), len(stones), first,
+                     color, stones))
+    weak = [w for w in weak if w[1] <= RACE_LIBERTIES]
+    if not weak:
+        return False
+    *_, color, stones = min(weak)
+    _kill(pos, dead, alive, color, stones)
+    return True
+
+
+def _kill(pos: _Position, dead: set, alive: set, color: int, stones: list[int]) -> None:
+    """Mark ``stones`` dead, or alive when they are in seki."""
+    if stones:
+        (alive if _seki(pos, dead, color, stones) else dead).update(stones)

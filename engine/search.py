@@ -189,6 +189,17 @@ class Searcher:
         return spent
 
     # ---------------------------------------------------------------- root preparation
+    def prepare_root(self, noise: bool = False, exclude: set[int] | None = None) -> None:
+        """Set the expanded root's search prior (network prior, root temperature, Dirichlet noise
+        when ``noise``) and the root moves ``exclude``d from this search (ignored if it would exclude
+        every move). Called once per search, after the root has been evaluated."""
+        self._prepare_root(noise)
+        self.blocked = None
+        root = self.root
+        if exclude and root.expanded:
+            blocked = np.isin(root.moves, np.fromiter(exclude, dtype=np.int64))
+            self.blocked = blocked if blocked.any() and not blocked.all() else None
+
     def _prepare_root(self, noise: bool) -> None:
         root = self.root
         cfg = self.config
@@ -265,6 +276,7 @@ class Searcher:
             node.W[i] += v
             node.W2[i] += v * v
             node.S[i] += s
+            node.S2[i] += s * s
             node.visits += 1
             node.value_sum += v
             v, s = -v, -s
@@ -298,11 +310,7 @@ class Searcher:
             root.visits = 1
             root.value_sum = root.value
             playouts = 1
-        self._prepare_root(noise)
-        self.blocked = None
-        if exclude and root.expanded:
-            blocked = np.isin(root.moves, np.fromiter(exclude, dtype=np.int64))
-            self.blocked = blocked if blocked.any() and not blocked.all() else None
+        self.prepare_root(noise, exclude)
         forced_k = cfg.forced_playouts_k if noise else 0.0
         deadline = math.inf
         if limits.seconds is not None:
@@ -385,13 +393,20 @@ class Searcher:
 
     @staticmethod
     def _pv(node: Node, i: int, max_len: int = 30) -> list[int]:
-        pv = [int(node.moves[i])]
+        return Searcher.pv_with_visits(node, i, max_len)[0]
+
+    @staticmethod
+    def pv_with_visits(node: Node, i: int, max_len: int = 30) -> tuple[list[int], list[int]]:
+        """The principal variation starting with edge ``i`` of ``node`` (most visited replies) and
+        the visits of each of its moves."""
+        pv, visits = [int(node.moves[i])], [int(node.N[i])]
         child = node.children.get(pv[0])
         while child is not None and child.expanded and len(pv) < max_len and child.N.sum() > 0:
             j = int(np.argmax(child.N))
             pv.append(int(child.moves[j]))
+            visits.append(int(child.N[j]))
             child = child.children.get(pv[-1])
-        return pv
+        return pv, visits
 
     def choose_move(self, temperature: float = 0.0) -> int:
         """The move to play from the root: sampled by visits^(1/T) if T > 0, else LCB or most visits."""

@@ -64,7 +64,7 @@ def load_position(sgf_path: str | None, moves: str | None, size: int, komi: floa
 
 def engine_options(f):
     """The play settings shared by ``azgo gtp`` and ``azgo genmove`` (fields of EngineConfig)."""
-    from .config import DEFAULT_VISITS
+    from .config import DEFAULT_VISITS, GPU_BATCH_SIZE
     opts = [
         click.option("--config", "config_file", type=click.Path(dir_okay=False),
                      help="TOML file with these settings (explicit options override it)."),
@@ -91,6 +91,14 @@ def engine_options(f):
         click.option("--seed", type=int, help="Random seed (reproducible searches)."),
         click.option("--precision", type=click.Choice(["fp32", "int8"]), default="fp32", show_default=True,
                      help="Network precision (int8 needs <net>.int8.onnx beside the net)."),
+        click.option("--device", default="auto", show_default=True, callback=_device_option,
+                     help="auto | cpu | cuda | cuda:N: where the network runs (auto: CUDA when "
+                          "onnxruntime-gpu has it, pip install 'azgo[gpu]'; else the CPU)."),
+        click.option("--gpu-batch-size", type=click.IntRange(min=1), default=GPU_BATCH_SIZE, show_default=True,
+                     help="Leaves per network call when the network runs on CUDA (in place of --batch-size)."),
+        click.option("--lizzie/--no-lizzie", default=False, show_default=True,
+                     help="Answer `version` as '0.17 (azgo VERSION, ...)' so that Lizzie, which reads "
+                          "it as a Leela Zero version, starts without its 'requires 0.15' dialog."),
     ]
     for opt in reversed(opts):
         f = opt(f)
@@ -118,6 +126,14 @@ def make_config(ctx: click.Context, params: dict):
         return EngineConfig(**values)
     except (TypeError, ValueError) as e:
         raise click.UsageError(f"bad settings: {e}") from None
+
+
+def _device_option(ctx, param, value):
+    """Check a ``--device`` value (auto, cpu, cuda, cuda:N) without importing onnxruntime."""
+    kind, sep, index = value.strip().lower().partition(":")
+    if kind in ("auto", "cpu", "cuda") and not sep or kind == "cuda" and index.isdigit():
+        return value.strip().lower()
+    raise click.BadParameter(f"{value!r}: use auto, cpu, cuda or cuda:N")
 
 
 def make_engine(config):
@@ -204,6 +220,90 @@ def gtp_cmd(ctx, **params):
     os._exit(status)
 
 
+def _default_memory_mb() -> float:
+    """A quarter of the machine's memory, at most 4 GB (Linux/macOS; 2 GB where it cannot be read)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 20
+    except (ValueError, OSError, AttributeError):
+        return 2048.0
+    return float(min(total / 4, 4096))
+
+
+def _exit_with_parent(log) -> None:
+    """Exit when the parent process dies. KaTrain starts a custom engine through ``sh -c``, and on
+    a restart kills only that shell: without this, azgo would be left running with its pipes open
+    (and KaTrain's reader threads would wait on them for ever)."""
+    import threading
+    import time
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent:
+                log("azgo analysis: the parent process is gone; exiting")
+                os._exit(0)
+    threading.Thread(target=watch, name="azgo-parent-watch", daemon=True).start()
+
+
+@main.command("analysis")
+@click.option("--net", help="ONNX network file for every size (default: the packaged network for each size).")
+@click.option("--visits", type=click.IntRange(min=1), default=500, show_default=True,
+              help="maxVisits of a query that gives none.")
+@click.option("--max-time", type=click.FloatRange(min=0, min_open=True), help="Seconds per position when a query gives no maxTime.")
+@click.option("--analysis-threads", "positions", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Positions searched at the same time (their leaves share network calls).")
+@click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True, help="onnxruntime intra-op threads.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=8, show_default=True, help="Leaves per search per step.")
+@click.option("--max-memory", type=click.FloatRange(min=1), help="Resident-memory cap in MB (default: a quarter of RAM, at most 4096).")
+@click.option("--report-as", type=click.Choice(["SIDETOMOVE", "BLACK", "WHITE"], case_sensitive=False),
+              default="SIDETOMOVE", show_default=True, help="Default reportAnalysisWinratesAs.")
+@click.option("--symmetry", type=click.Choice(["none", "random", "average"]), default="random", show_default=True)
+@click.option("--cache-size", type=click.IntRange(min=0), default=100_000, show_default=True, help="Evaluation cache entries.")
+@click.option("--seed", type=int, help="Random seed.")
+@click.option("--quit-without-waiting", is_flag=True, help="At end of input, stop searches at once instead of finishing the queue.")
+def analysis_cmd(net, visits, max_time, positions, threads, batch_size, max_memory, report_as, symmetry,
+                 cache_size, seed, quit_without_waiting):
+    """KataGo's JSON analysis protocol on stdin/stdout (KaTrain, review scripts)."""
+    from azgo.nets.evaluator import EvalConfig
+    from azgo.nets.pool import EvaluatorPool
+    from azgo.nets.registry import NetError
+    from .analysis_server import AnalysisServer, ServerConfig, serve
+    from .kata_query import Defaults
+    pool = EvaluatorPool(net, EvalConfig(threads=threads, symmetry=symmetry, cache_size=cache_size, seed=seed))
+    try:
+        first = pool.for_size(19)  # fail now, not at the first query, if the network is missing
+    except NetError as e:
+        raise click.ClickException(str(e)) from None
+    cap = max_memory if max_memory is not None else _default_memory_mb()
+    config = ServerConfig(positions=positions, batch_size=batch_size, max_memory_mb=cap,
+                          defaults=Defaults(visits, max_time, report_as.upper()), seed=seed,
+                          quit_without_waiting=quit_without_waiting)
+
+    def write(line: str) -> None:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    def for_size(n: int):
+        try:
+            return pool.for_size(n)
+        except NetError as e:  # pragma: no cover - a registry entry without its file
+            log(f"azgo analysis: {e}; using {first.path}")
+            return first
+
+    log(f"azgo analysis: network {first.path.name} ({first.net_name}), {positions} positions at a time, "
+        f"memory cap {cap:.0f} MB; ready")
+    server = AnalysisServer(for_size, config, write, log, first.min_size, first.max_size, pool.loaded)
+    _exit_with_parent(log)
+    serve(server)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
 @main.command("genmove")
 @engine_options
 @click.option("--sgf", "sgf_path", type=click.Path(dir_okay=False), help="Read the position from an SGF file.")
@@ -223,7 +323,7 @@ def genmove_cmd(ctx, sgf_path, move_number, moves, size, komi, color, as_json, *
     if not engine.min_size <= game.size <= engine.max_size:
         raise click.ClickException(f"the network plays {engine.min_size}x{engine.min_size} to "
                                    f"{engine.max_size}x{engine.max_size}, not {game.size}x{game.size}")
-    engine.size, engine.komi, engine.game = game.size, game.komi, game
+    engine.load_game(game)
     who = game.to_move if color is None else (BLACK if color.lower().startswith("b") else WHITE)
     result, move = engine.think(who)
     text = "resign" if move is None else move_to_gtp(move, game.size)

@@ -21,12 +21,22 @@ from dataclasses import dataclass
 # 800 visits: about 0.85 s of search (plus 0.35 s of process start for `azgo genmove`) with the default
 # b6c64 network on 9x9 and one onnxruntime thread on this project's 2-core machines (~950 playouts/s).
 DEFAULT_VISITS = 800
+# Leaves per network call when the network runs on CUDA (EngineConfig.gpu_batch_size); not tuned on a
+# GPU here (the project machines have none).
+GPU_BATCH_SIZE = 32
 
 
 @dataclass(frozen=True)
 class EngineConfig:
     """Play settings. ``visits``/``seconds`` limit each move (None: ``DEFAULT_VISITS`` unless a time
-    control is active, in which case the clock decides); ``resign_threshold`` is a winrate, 0 = never."""
+    control is active, in which case the clock decides); ``resign_threshold`` is a winrate, 0 = never.
+
+    ``device``: where the network runs, "auto" (CUDA when onnxruntime-gpu has it, else the CPU), "cpu",
+    "cuda" or "cuda:N" (see ``azgo.nets.evaluator.choose_providers``). ``batch_size`` is the leaves per
+    network call on the CPU; when the network runs on CUDA the search takes ``gpu_batch_size`` leaves
+    per call instead (a GPU's time per call grows little with the batch at these sizes, so fewer, bigger
+    calls are faster; the price is more virtual loss in the tree; not measured on a GPU here).
+    """
 
     net: str | None = None
     visits: int | None = None
@@ -42,14 +52,19 @@ class EngineConfig:
     cache_size: int = 100_000
     seed: int | None = None
     precision: str = "fp32"
+    device: str = "auto"
+    gpu_batch_size: int = GPU_BATCH_SIZE
+    lizzie: bool = False  # `version` in the form Lizzie 0.7.4 accepts (see gtp.engine.lizzie_version)
 
     def __post_init__(self) -> None:
+        from azgo.nets.evaluator import parse_device
+        parse_device(self.device)  # ValueError naming the bad device
         if self.visits is not None and self.visits < 1:
             raise ValueError("visits must be >= 1")
         if self.seconds is not None and not (self.seconds > 0 and math.isfinite(self.seconds)):
             raise ValueError("seconds must be a positive number")
-        if self.threads < 1 or self.batch_size < 1:
-            raise ValueError("threads and batch_size must be >= 1")
+        if self.threads < 1 or self.batch_size < 1 or self.gpu_batch_size < 1:
+            raise ValueError("threads, batch_size and gpu_batch_size must be >= 1")
         if not 0 <= self.resign_threshold < 1:
             raise ValueError("resign_threshold is a winrate in [0, 1)")
         if self.lag < 0:

@@ -21,7 +21,7 @@ from azgo.engine.game import Game
 from azgo.engine.handicap import HandicapError, fixed_handicap, max_fixed_handicap
 from azgo.engine.mcts import SearchConfig
 from azgo.engine.resign import ResignConfig, ResignTracker
-from azgo.engine.scoring import area_ownership, result_string
+from azgo.engine.scoring import area_ownership, dead_stones, result_string
 from azgo.engine.search import Limits, MoveInfo, Searcher, apply_pass_rules
 from azgo.engine.timecontrol import Clock, TimeSettings
 
@@ -59,6 +59,21 @@ def _version() -> str:
         return "0.0"
 
 
+# Lizzie 0.7.4 (featurecat/lizzie, analysis/Leelaz.java, parseLine) treats every engine whose `name`
+# does not start with "KataGo" as Leela Zero: it takes the first space-separated word of the `version`
+# reply, splits it on '.', and Integer.parseInt()s the second piece; below 15 it shows a modal
+# "Lizzie requires version 0.15 or later of Leela Zero" dialog at every start (and a piece that is not
+# an integer throws inside its reader thread). 0.17 is the Leela Zero release that added the `lcb` field
+# to lz-analyze output (Lizzie's "support 0.17 engine" change reads it), and azgo's lz-analyze prints it.
+LIZZIE_LZ_LEVEL = "0.17"
+
+
+def lizzie_version() -> str:
+    """``version`` under ``--lizzie``: the Leela Zero level Lizzie checks as the first word, then azgo's
+    own name and version (``name`` stays ``azgo``)."""
+    return f"{LIZZIE_LZ_LEVEL} (azgo {_version()}, Leela Zero {LIZZIE_LZ_LEVEL} analysis commands)"
+
+
 def _int_arg(tok: str, what: str = "integer") -> int:
     if not (tok.isdigit() and tok.isascii()) or len(tok) > 10 or int(tok) > MAX_GTP_INT:
         raise GtpError(f"syntax error: expected an {what}, got {tok!r}")
@@ -80,17 +95,17 @@ class GtpEngine:
 
     def __init__(self, config: EngineConfig = EngineConfig(), evaluator=None):
         self.config = config
+        self.pool = None  # the networks by board size, when no evaluator is given
         if evaluator is None:
-            from azgo.nets.evaluator import EvalConfig, OnnxEvaluator
-            from azgo.nets.registry import resolve_net
-            evaluator = OnnxEvaluator(resolve_net(config.net), EvalConfig(
+            from azgo.nets.evaluator import EvalConfig
+            from azgo.nets.pool import EvaluatorPool
+            self.pool = EvaluatorPool(config.net, EvalConfig(
                 threads=config.threads, symmetry=config.symmetry, cache_size=config.cache_size,
-                precision=config.precision, seed=config.seed))
-        self.evaluator = evaluator
+                precision=config.precision, seed=config.seed, device=config.device))
+            evaluator = self.pool.for_size(19)
         self.min_size = int(getattr(evaluator, "min_size", 2) or 2)
         self.max_size = int(getattr(evaluator, "max_size", 25) or 25)
-        self.search_config = SearchConfig(batch_size=config.batch_size, lcb=config.lcb)
-        self.searcher = Searcher(evaluator, self.search_config, seed=config.seed)
+        self._use(evaluator)
         self.resign = ResignTracker(ResignConfig(enabled=config.resign_threshold > 0,
                                                  threshold=config.resign_threshold,
                                                  consecutive=config.resign_moves))
@@ -106,6 +121,33 @@ class GtpEngine:
         self.streaming.update({n: self._genmove_analyze for n in GENMOVE_ANALYZE})
         self.quit_requested = False
         self._ponder_after = False
+
+    def _use(self, evaluator) -> None:
+        """Search with ``evaluator`` from now on (a fresh tree; ``gpu_batch_size`` leaves per network
+        call when it runs on CUDA, else ``batch_size``)."""
+        self.evaluator = evaluator
+        cfg = self.config
+        batch = cfg.gpu_batch_size if getattr(evaluator, "on_gpu", False) else cfg.batch_size
+        self.search_config = SearchConfig(batch_size=batch, lcb=cfg.lcb)
+        self.searcher = Searcher(evaluator, self.search_config, seed=cfg.seed)
+
+    def _set_size(self, n: int) -> None:
+        """Play on n x n boards, with the packaged network for that size (see nets/registry.json)."""
+        if self.pool is not None:
+            evaluator = self.pool.for_size(n)
+            if evaluator is not self.evaluator:
+                self.searcher.stop_pondering()
+                self._use(evaluator)
+        self.size = n
+
+    def load_game(self, game: Game) -> None:
+        """Go on from ``game`` (its size chooses the network; the clock and resignation start anew)."""
+        if not self.min_size <= game.size <= self.max_size:
+            raise GtpError("unacceptable size")
+        self._set_size(game.size)
+        self.komi = game.komi
+        self.game = game
+        self.resign.reset()
 
     # ----------------------------------------------------------------- dispatch
     def commands(self) -> list[str]:
@@ -220,7 +262,7 @@ class GtpEngine:
         return ENGINE_NAME
 
     def cmd_version(self, args) -> str:
-        return _version()
+        return lizzie_version() if self.config.lizzie else _version()
 
     def cmd_known_command(self, args) -> str:
         self._nargs(args, 1, "known_command NAME")
@@ -240,7 +282,7 @@ class GtpEngine:
         n = int(args[0])
         if not self.min_size <= n <= self.max_size:
             raise GtpError("unacceptable size")
-        self.size = n
+        self._set_size(n)
         self._new_game()
         return ""
 
@@ -395,12 +437,26 @@ class GtpEngine:
         return ""
 
     # ----------------------------------------------------------------- scoring
-    def _dead_chains(self) -> list[list[int]]:
-        """Chains the network's ownership (after a short search) calls dead."""
+    def _ended(self) -> bool:
+        """Whether two passes in a row ended the game at some point (a KGS cleanup phase goes on from
+        there): the position is then taken as played out."""
+        pass_move = self.game.board.pass_move
+        moves = [m for _, m in self.game.moves]
+        return any(a == b == pass_move for a, b in zip(moves, moves[1:]))
+
+    def _dead_chains(self, played_out: bool) -> list[list[int]]:
+        """Dead chains: on a played-out position by the rules (``dead_stones``, as GNU Go judges a
+        finished game), else as the network's ownership calls them after a short search."""
         g = self.game
         b = g.board
         if not (b.counts[BLACK] or b.counts[WHITE]):
             return []
+        if played_out:
+            dead, chains = set(dead_stones(b)), []
+            for m in sorted(dead):
+                if not any(m in ch for ch in chains):
+                    chains.append(b.chain(m))
+            return chains
         result = self.searcher.search(g, Limits(visits=max(16, self.config.batch_size * 4)))
         own = result.ownership
         if own is None:
@@ -423,17 +479,13 @@ class GtpEngine:
     def _opponent_has_dead_stones(self, color: int) -> bool:
         self._set_to_move(color)
         opp = 3 - color
-        return any(self.game.board.color_at(ch[0]) == opp for ch in self._dead_chains())
+        return any(self.game.board.color_at(ch[0]) == opp for ch in self._dead_chains(self._ended()))
 
     def cmd_final_score(self, args) -> str:
-        b = self.game.board
-        if self.game.over:
-            board = b
-        else:
-            board = b.copy()
-            dead = [m for ch in self._dead_chains() for m in ch]
-            if dead:
-                board.setup(empty=dead)
+        board = self.game.board.copy()
+        dead = [m for ch in self._dead_chains(self.game.over) for m in ch]
+        if dead:
+            board.setup(empty=dead)
         score = float(area_ownership(board).sum()) - self.komi
         return result_string(score)
 
@@ -445,7 +497,7 @@ class GtpEngine:
         if status == "seki":
             return ""
         b = self.game.board
-        dead = self._dead_chains() if not self.game.over else []
+        dead = self._dead_chains(self.game.over)
         if status == "dead":
             chains = dead
         else:
@@ -474,10 +526,7 @@ class GtpEngine:
             game = rec.to_game(until)
         except SgfError as e:
             raise GtpError(f"cannot load file: {e}") from None
-        self.size = rec.size
-        self.komi = rec.komi
-        self.game = game
-        self.resign.reset()
+        self.load_game(game)
         return ""
 
     def cmd_printsgf(self, args) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_NET_NAME = "default.onnx"
+REGISTRY_NAME = "registry.json"
 
 
 class NetError(ValueError):
@@ -22,20 +23,45 @@ class NetError(ValueError):
     """
 
 
-def default_net_path() -> Path:
-    """Path of the packaged default network ``nets/default.onnx`` (it may be a random, untrained net;
-    see its card ``default.json``). Raises `NetError` if the package data is missing."""
+def _package_dir() -> Path:
     try:
         from importlib.resources import files
 
-        candidate = files("azgo.nets").joinpath(DEFAULT_NET_NAME)
-        path = Path(str(candidate))
+        path = Path(str(files("azgo.nets")))
     except (ImportError, ModuleNotFoundError, TypeError):  # pragma: no cover - unusual installs
-        path = Path(__file__).resolve().parent / DEFAULT_NET_NAME
+        path = Path(__file__).resolve().parent
+    if not (path / DEFAULT_NET_NAME).is_file():
+        path = Path(__file__).resolve().parent
+    return path
+
+
+def packaged_registry() -> list[dict[str, Any]]:
+    """The packaged networks by board size: ``registry.json``'s entries ``{"file", "sizes": [lo, hi]}``
+    (empty when there is no registry: then ``default.onnx`` plays every size)."""
+    path = _package_dir() / REGISTRY_NAME
     if not path.is_file():
-        path = Path(__file__).resolve().parent / DEFAULT_NET_NAME
+        return []
+    try:
+        entries = json.loads(path.read_text())["networks"]
+        return [e for e in entries if isinstance(e.get("file"), str) and len(e.get("sizes", ())) == 2]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise NetError(f"the packaged network registry {path} is unreadable: {exc}") from exc
+
+
+def default_net_path(size: int | None = None) -> Path:
+    """Path of the packaged network for ``size`` x ``size`` boards: the registry entry whose size
+    range holds it, else (and for ``size`` None) ``nets/default.onnx``; see each net's card.
+    Raises `NetError` if the package data is missing."""
+    folder = _package_dir()
+    path = folder / DEFAULT_NET_NAME
+    if size is not None:
+        for entry in packaged_registry():
+            lo, hi = entry["sizes"]
+            if lo <= size <= hi:
+                path = folder / entry["file"]
+                break
     if not path.is_file():
-        raise NetError(f"the packaged default network is missing: {path} "
+        raise NetError(f"the packaged network is missing: {path} "
                        "(make one with: python -m azgo.training.export --random --net b6c64 "
                        "--seed 0 --out nets/default.onnx)")
     return path
