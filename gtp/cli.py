@@ -262,15 +262,18 @@ def _exit_with_parent(log) -> None:
 @click.option("--cache-size", type=click.IntRange(min=0), default=100_000, show_default=True, help="Evaluation cache entries.")
 @click.option("--seed", type=int, help="Random seed.")
 @click.option("--quit-without-waiting", is_flag=True, help="At end of input, stop searches at once instead of finishing the queue.")
+@click.option("--device", default="auto", show_default=True, callback=_device_option,
+              help="auto | cpu | cuda | cuda:N: where the network runs.")
 def analysis_cmd(net, visits, max_time, positions, threads, batch_size, max_memory, report_as, symmetry,
-                 cache_size, seed, quit_without_waiting):
+                 cache_size, seed, quit_without_waiting, device):
     """KataGo's JSON analysis protocol on stdin/stdout (KaTrain, review scripts)."""
     from azgo.nets.evaluator import EvalConfig
     from azgo.nets.pool import EvaluatorPool
     from azgo.nets.registry import NetError
     from .analysis_server import AnalysisServer, ServerConfig, serve
     from .kata_query import Defaults
-    pool = EvaluatorPool(net, EvalConfig(threads=threads, symmetry=symmetry, cache_size=cache_size, seed=seed))
+    pool = EvaluatorPool(net, EvalConfig(threads=threads, symmetry=symmetry, cache_size=cache_size, seed=seed,
+                                         device=device))
     try:
         first = pool.for_size(19)  # fail now, not at the first query, if the network is missing
     except NetError as e:

@@ -11,13 +11,14 @@ Lines (names for ``--lines``):
 
 * ``gnugo9``: 9x9 against ``gnugo --level 10`` (GNU Go has no time limit; it takes what level 10 takes).
 * ``pachi9``: 9x9 against Pachi with the same seconds per move as azgo (``pachi -t S``).
+* ``gnugo13``: 13x13 against GNU Go level 10.
 * ``gnugo19``: 19x19 against GNU Go level 10.
 
 GNU Go runs with ``--capture-all-dead`` and Pachi with ``pass_all_alive``, so that neither passes with
 dead stones on the board: the match scores the final board by area, as it stands.
 
-Usage: python3 scripts/strength_table.py OUT [--games 100] [--pachi-games N] [--games19 4] [--seconds 1] [--net FILE]
-       [--lines gnugo9,pachi9,gnugo19] [--parallel 2] [--quick]
+Usage: python3 scripts/strength_table.py OUT [--games 100] [--pachi-games N] [--games13 40] [--games19 40]
+       [--seconds 1] [--net FILE] [--lines gnugo9,pachi9,gnugo13,gnugo19] [--parallel 2] [--quick]
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ def lines(args) -> dict[str, dict]:
         table["pachi9"] = dict(opponent=f"Pachi 11.99, {args.seconds:g} s/move", size=9,
                                games=args.pachi_games or args.games,
                                b=f"{pachi()} -t {args.seconds:g} threads=1,pondering=0,pass_all_alive", a=azgo)
+    if "gnugo13" in args.lines:
+        table["gnugo13"] = dict(opponent="GNU Go 3.8 level 10", size=13, games=args.games13, b=gnugo_level10(), a=azgo)
     if "gnugo19" in args.lines:
         table["gnugo19"] = dict(opponent="GNU Go 3.8 level 10", size=19, games=args.games19, b=gnugo_level10(), a=azgo)
     return table
@@ -93,15 +96,16 @@ def main() -> int:
     ap.add_argument("out")
     ap.add_argument("--games", type=int, default=100, help="games of each 9x9 line")
     ap.add_argument("--pachi-games", type=int, help="games of the Pachi line (default: --games)")
-    ap.add_argument("--games19", type=int, default=4, help="games of the 19x19 line")
+    ap.add_argument("--games13", type=int, default=40, help="games of the 13x13 line")
+    ap.add_argument("--games19", type=int, default=40, help="games of the 19x19 line")
     ap.add_argument("--seconds", type=float, default=1.0, help="azgo's seconds per move (and Pachi's)")
     ap.add_argument("--net", help="network (default: the packaged one)")
-    ap.add_argument("--lines", default="gnugo9,pachi9,gnugo19")
+    ap.add_argument("--lines", default="gnugo9,pachi9,gnugo13,gnugo19")
     ap.add_argument("--parallel", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="2 games per line, 0.2 s per move (a smoke run)")
     args = ap.parse_args()
     if args.quick:
-        args.games, args.pachi_games, args.games19, args.seconds = 2, 2, 1, 0.2
+        args.games, args.pachi_games, args.games13, args.games19, args.seconds = 2, 2, 1, 1, 0.2
     args.lines = args.lines.split(",")
     os.makedirs(args.out, exist_ok=True)
     table = lines(args)
