@@ -228,3 +228,32 @@ def test_registry():
     assert registry.load_card("/no/such/net.onnx", missing_ok=True) is None
     with pytest.raises(NetError, match="no net card"):
         registry.load_card("/no/such/net.onnx")
+
+
+def test_registry_by_board_size_and_gtp_switches_network(tmp_path, monkeypatch):
+    import shutil
+    from azgo.gtp.config import EngineConfig
+    from azgo.gtp.engine import GtpEngine
+    from azgo.gtp.protocol import parse as parse_command
+    shutil.copy(DEFAULT, tmp_path / "default.onnx")
+    shutil.copy(DEFAULT, tmp_path / "large.onnx")
+    (tmp_path / "registry.json").write_text(json.dumps({"networks": [
+        {"file": "default.onnx", "sizes": [7, 11]}, {"file": "large.onnx", "sizes": [12, 19]}]}))
+    monkeypatch.setattr(registry, "_package_dir", lambda: tmp_path)
+    assert registry.default_net_path(9).name == "default.onnx"
+    assert registry.default_net_path(13).name == "large.onnx" and registry.default_net_path(19).name == "large.onnx"
+    assert registry.default_net_path().name == "default.onnx"
+    engine = GtpEngine(EngineConfig(visits=4))
+    assert engine.evaluator.path.name == "large.onnx"  # a new engine starts on 19x19
+    engine.execute(parse_command("boardsize 9"))
+    assert engine.evaluator.path.name == "default.onnx" and engine.searcher.evaluator is engine.evaluator
+    assert engine.execute(parse_command("genmove b"))
+    engine.execute(parse_command("boardsize 13"))
+    assert engine.evaluator.path.name == "large.onnx"
+    # an explicit --net plays every size
+    engine = GtpEngine(EngineConfig(visits=4, net=str(tmp_path / "default.onnx")))
+    engine.execute(parse_command("boardsize 19"))
+    assert engine.evaluator.path.name == "default.onnx"
+    (tmp_path / "registry.json").write_text("{not json")
+    with pytest.raises(NetError, match="registry"):
+        registry.default_net_path(19)
