@@ -31,13 +31,19 @@ random b6c64, is fine for speed):
   (collisions end a batch early) and ``nn pos/s`` the evaluator's speed inside the search.
 * **Leela Zero** (19x19, empty board, 2 threads): ``leelaz --cpu-only -t 2 --noponder -p N`` (Debian
   ``leela-zero`` 0.17, ``/usr/games/leelaz``) with a random 6x64 weights file generated into a temp
-  folder at run time, against azgo's search with ``EvalConfig(threads=2)``; both figures are
+  folder at run time, against azgo's search with ``--threads 2`` (2 search threads x 1 onnxruntime
+  thread); both figures are
   playouts/s (LZ's "n/s" from its stderr summary), interleaved, medians. Skipped with a message when
   leelaz is not installed (``apt-get install -y leela-zero``; or pass ``--install-lz``). The
   networks differ in detail (azgo's b6c64 has 26 input planes, global-pooling blocks and
   ownership/score heads; LZ's 6x64 has 18 planes and plain heads; LZ uses Winograd convolutions).
 
-The run ends with ``RESULT search_vs_leelaz_19x19 <x>`` (when measured), then exactly
+* **two-core scaling** (9x9 and 19x19): playouts/s of the default thread plan (``--threads auto``:
+  on 2 cores, 2 search threads x 1 onnxruntime thread) over 1 search thread x 1 onnxruntime thread,
+  same network, empty board and a mid-game position, interleaved; median of paired ratios.
+
+The run ends with ``RESULT search_vs_leelaz_19x19 <x>`` (when measured), ``RESULT two_core_scaling_9x9``
+and ``RESULT two_core_scaling_19x19``, then exactly
 ``RESULT search_efficiency_9x9 <x>`` and ``RESULT search_efficiency_19x19 <x>`` as the last two lines.
 """
 
@@ -64,6 +70,7 @@ from azgo.engine.features import encode
 from azgo.engine.game import Game
 from azgo.engine.mcts import SearchConfig
 from azgo.engine.search import Limits, Searcher
+from azgo.engine.threads import plan_threads
 from azgo.nets.evaluator import EvalConfig, OnnxEvaluator
 from azgo.nets.registry import resolve_net
 
@@ -85,6 +92,8 @@ def parse_args(argv=None):
     ap.add_argument("--install-lz", action="store_true", help="apt-get install -y leela-zero if leelaz is missing")
     ap.add_argument("--lz-playouts", type=int, default=None, help="playouts per LZ/azgo 2-thread search (default 1600, quick 400)")
     ap.add_argument("--lz-rounds", type=int, default=None, help="LZ comparison rounds (default 3, quick 2)")
+    ap.add_argument("--scaling-rounds", type=int, default=None, help="rounds of the default-threads vs 1-thread "
+                    "comparison (default 4, quick 2)")
     ap.add_argument("--profile", action="store_true", help="cProfile a 9x9 search (empty + mid-game) and print the top functions")
     ap.add_argument("--profile-playouts", type=int, default=800)
     return ap.parse_args(argv)
@@ -176,6 +185,34 @@ class SearchStats:
     batch: list[float] = field(default_factory=list)
     nn_pps: list[float] = field(default_factory=list)  # evaluator positions/s inside the search
     cpu_ratio: list[float] = field(default_factory=list)  # eff(evals) in CPU seconds of this process
+
+
+def scaling(net, positions, playouts, rounds: int, batch: int) -> dict[int, float]:
+    """Playouts/s of the default thread plan (``--threads auto``) over one search thread with one
+    onnxruntime thread, same network, interleaved, per board size (median of paired ratios)."""
+    plan = plan_threads(None)
+    one = OnnxEvaluator(net, EvalConfig(threads=1, cache_size=0))
+    dflt = OnnxEvaluator(net, EvalConfig(threads=plan.intra_op, cache_size=0))
+    cfg1 = SearchConfig(batch_size=batch, threads=1)
+    cfgd = SearchConfig(batch_size=batch, threads=plan.search)
+    print(f"\n## default threads ({plan.describe()}) vs 1 search thread x 1 onnxruntime thread; "
+          f"{rounds} rounds, empty board and a mid-game position, playouts/s, paired")
+    out = {}
+    for size in (9, 19):
+        games = [positions[size][0][1], positions[size][1][1]]
+        search_trial(dflt, games[1], 2 * batch, cfgd, seed=0)
+        ratios, a, b = [], [], []
+        for rnd in range(rounds):
+            for g in games:
+                r1, _ = search_trial(one, g, playouts[size], cfg1, seed=rnd)
+                rd, _ = search_trial(dflt, g, playouts[size], cfgd, seed=rnd)
+                a.append(r1.playouts / r1.seconds)
+                b.append(rd.playouts / rd.seconds)
+                ratios.append(b[-1] / a[-1])
+        out[size] = med(ratios)
+        print(f"{size}x{size}: 1 thread {med(a):.0f} playouts/s, default {med(b):.0f} playouts/s, "
+              f"scaling {out[size]:.2f} (paired {min(ratios):.2f}-{max(ratios):.2f})")
+    return out
 
 
 def search_trial(ev: OnnxEvaluator, game: Game, playouts: int, cfg: SearchConfig, seed: int):
@@ -356,6 +393,8 @@ def main(argv=None) -> int:
     info = ev.cache_info()
     print(f"# evaluator cache: hits {info['hits']}, misses {info['misses']} (off: every leaf was evaluated)")
 
+    scale = scaling(net, positions, playouts, args.scaling_rounds or (2 if quick else 4), batch)
+
     # ------------------------------------------------------------------ Leela Zero, 2 threads
     lz_ratio = None
     if args.no_lz:
@@ -372,15 +411,17 @@ def main(argv=None) -> int:
                 t = time.perf_counter()
                 write_lz_weights(weights, 6, 64, seed=0)
                 gen_s = time.perf_counter() - t
-                ev2 = OnnxEvaluator(net, EvalConfig(threads=2, cache_size=0))
+                plan2 = plan_threads(2)
+                ev2 = OnnxEvaluator(net, EvalConfig(threads=plan2.intra_op, cache_size=0))
+                cfg2 = SearchConfig(batch_size=batch, threads=plan2.search)
                 empty19 = Game(19)
-                search_trial(ev2, empty19, 2 * batch, cfg, seed=0)  # warm-up
+                search_trial(ev2, empty19, 2 * batch, cfg2, seed=0)  # warm-up
                 leelaz_trial(exe, weights, 50, 2)  # warm-up (page cache)
                 az, az_evals, lz, az_share = [], [], [], []
                 ratios = []
                 for rnd in range(lz_rounds):
                     nps, _ = leelaz_trial(exe, weights, lz_playouts, 2)
-                    r, counter = search_trial(ev2, empty19, lz_playouts, cfg, seed=rnd)
+                    r, counter = search_trial(ev2, empty19, lz_playouts, cfg2, seed=rnd)
                     nps2, _ = leelaz_trial(exe, weights, lz_playouts, 2)
                     lz_ref = (nps + nps2) / 2
                     lz += [nps, nps2]
@@ -389,13 +430,13 @@ def main(argv=None) -> int:
                     az_share.append(r.nn_seconds / r.seconds)
                     ratios.append(az[-1] / lz_ref)
                 lz_ratio = med(ratios)
-                print(f"\n## 19x19 empty board, 2 threads: azgo (b6c64, EvalConfig(threads=2)) vs Leela Zero 0.17 "
+                print(f"\n## 19x19 empty board, 2 threads: azgo (b6c64, --threads 2: {plan2.describe()}) vs Leela Zero 0.17 "
                       f"--cpu-only -t 2 (random 6x64, generated in {gen_s:.1f}s); {lz_playouts} playouts per search, "
                       f"{lz_rounds} rounds")
                 print(f"azgo      playouts/s {med(az):7.0f}  (trials {', '.join(f'{x:.0f}' for x in az)}; "
                       f"nn share {med(az_share):.3f}; network evals/s {med(az_evals):.0f})")
                 print(f"leelaz    playouts/s {med(lz):7.0f}  (trials {', '.join(f'{x:.0f}' for x in lz)}; LZ's own n/s)")
-                print(f"ratio azgo/leelaz    {lz_ratio:7.2f}  (median of paired ratios; target >= 1.5)")
+                print(f"ratio azgo/leelaz    {lz_ratio:7.2f}  (median of paired ratios; target >= 2.0)")
             except (OSError, RuntimeError, subprocess.TimeoutExpired) as exc:
                 print(f"\n## Leela Zero comparison failed, skipped: {exc}")
                 lz_ratio = None
@@ -409,6 +450,8 @@ def main(argv=None) -> int:
     print(f"\n# total {time.perf_counter() - t_start:.0f}s, load avg at end {os.getloadavg()[0]:.2f}")
     if lz_ratio is not None:
         print(f"RESULT search_vs_leelaz_19x19 {lz_ratio:.2f}")
+    print(f"RESULT two_core_scaling_9x9 {scale[9]:.2f}")
+    print(f"RESULT two_core_scaling_19x19 {scale[19]:.2f}")
     print(f"RESULT search_efficiency_9x9 {efficiency[9]:.3f}")
     print(f"RESULT search_efficiency_19x19 {efficiency[19]:.3f}")
     return 0

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -23,8 +24,9 @@ import numpy as np
 
 from . import planes as P
 from .board import BLACK, Board
-from .features import encode_into
-from .mcts import Node, SearchConfig, select
+from .features import encode_batch_into
+from .mcts import Node, SearchConfig, exact_value, select, select_compact
+from .memory import release_memory, rss_mb
 from .scoring import area_score
 
 
@@ -80,14 +82,27 @@ class SearchResult:
     candidates: list[MoveInfo] = field(default_factory=list)
     ownership: np.ndarray | None = None
     stopped_early: bool = False
+    memory_capped: bool = False
 
     @property
     def playouts_per_second(self) -> float:
         return self.playouts / self.seconds if self.seconds > 0 else 0.0
 
 
+class _Run:
+    """The shared state of one search across its threads."""
+
+    def __init__(self, limits: Limits):
+        self.limits = limits
+        self.playouts = 0
+        self.nn = 0.0
+        self.stopping = False
+        self.error: BaseException | None = None
+
+
 class Searcher:
-    """One search tree over one game; not thread-safe except through ``ponder``/``stop_pondering``."""
+    """One search tree over one game; ``search`` may run ``config.threads`` threads on it. Not
+    thread-safe for callers except through ``ponder``/``stop_pondering``."""
 
     def __init__(self, evaluator, config: SearchConfig = SearchConfig(), seed: int | None = None,
                  now: Callable[[], float] = time.monotonic, has_score: bool | None = None):
@@ -101,21 +116,36 @@ class Searcher:
         self.history: list[Board] = []  # positions before the root, most recent first
         self._stop = threading.Event()
         self._ponder_thread: threading.Thread | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # one search at a time
+        self._tree = threading.Condition()  # the tree, between a search's threads
         self.has_score = has_score
+        self.has_ownership: bool | None = None
         self._root_komi: float | None = None
         self.blocked: np.ndarray | None = None  # root edges excluded from this search (avoid/allow)
         cache = getattr(getattr(evaluator, "config", None), "cache_size", 1)
         self._want_keys = bool(cache)  # cache keys cost a tuple hash per leaf: skip them without a cache
+        self._boards: OrderedDict[Node, None] = OrderedDict()  # nodes holding a cached board, LRU first
+        self._board_cap = 64
+        self._in_flight: dict[Node, tuple] = {}  # leaves waiting for the network -> (cells, hashes, depth)
+        self._root_to_move = BLACK
+        self.memory_capped = False  # the last search stopped at config.max_memory_mb
+        self._rss_checked = 0.0
+        self._noise = False
+        self._exclude: set[int] | None = None
+        self._prepared = False
+        self._forced_k = 0.0
 
     # ---------------------------------------------------------------- tree reuse
     def set_game(self, game, reuse: bool = True) -> int:
         """Make the game's current position the root, keeping the explored subtree if there is one.
 
-        Returns the visits kept (0 for a fresh tree).
+        Returns the visits kept (0 for a fresh tree). Under ``config.max_memory_mb`` the memory the
+        discarded part of the tree held is given back to the system first; if the process is still
+        over the cap, the tree starts afresh.
         """
         start = game.boards[0].hash
         moves = tuple(game.moves)
+        board = game.board
         self.komi = game.komi
         self.history = game.boards[-2::-1][: P.HISTORY - 1]
         node = None
@@ -123,70 +153,201 @@ class Searcher:
             r_start, r_moves = self.root_key
             if r_start == start and moves[: len(r_moves)] == r_moves:
                 node = self.root
+                to_move = self._root_to_move
                 for colour, move in moves[len(r_moves):]:
-                    if move is None or colour != node.board.to_move or move not in node.children:
+                    if move is None or colour != to_move or not node.expanded or move not in node.children:
                         node = None
                         break
                     node = node.children[move]
-                if node is not None and not (node.expanded and node.board.hash == game.board.hash
-                                             and node.board.to_move == game.board.to_move):
+                    to_move = 3 - to_move
+                if node is not None and node is not self.root and not (
+                        node.expanded and to_move == board.to_move and node.cells is not None and node.hash == board.hash
+                        and node.passes == board.passes):
                     node = None
+                if node is self.root and self._root_to_move != board.to_move:
+                    node = None
+        self._drop_boards()
+        if node is not self.root:
+            self.root = None  # let the rest of the old tree go
+        if node is not None and self.config.max_memory_mb is not None:
+            release_memory()
+            rss = rss_mb()
+            if rss is not None and rss >= self.config.max_memory_mb:
+                node = None  # what is kept is already too much: start afresh
+                release_memory()
         if node is None:
-            node = Node(game.board.copy())
-        node.parent = None
+            node = Node(passes=board.passes)
+        node.board = board.copy()
+        node.cells = bytes(board.cells)
+        node.hash = board.hash
+        node.passes = board.passes
+        if board.game_over:
+            node.terminal, node.score = exact_value(board, game.komi)
+        if not node.to_dense() or (node.expanded and node.ownership is None and self.has_ownership):
+            node.expanded = False  # the root needs every legal move and its ownership: ask the network again
         self.root = node
         self.root_key = (start, moves)
         self._root_komi = game.komi
+        self._root_to_move = board.to_move
+        self._board_cap = max(16, int(self.config.board_cache_mb * 2 ** 20 / _board_bytes(board)))
         return node.visits
 
     def advance(self, game) -> int:
         """Alias of ``set_game`` (after a move was played in ``game``)."""
         return self.set_game(game)
 
-    # ---------------------------------------------------------------- evaluation
-    def _boards(self, node: Node) -> list[Board]:
-        out: list[Board] = []
-        n = node
-        while n is not None and len(out) < P.HISTORY:
-            out.append(n.board)
-            n = n.parent
-        if len(out) < P.HISTORY:
-            out.extend(self.history[: P.HISTORY - len(out)])
-        return out
+    def _drop_boards(self) -> None:
+        for n in self._boards:
+            n.board = None
+        self._boards.clear()
+        self._in_flight.clear()
 
+    # ---------------------------------------------------------------- boards
+    def _build_board(self, path: list[tuple[Node, int]], node: Node) -> Board:
+        """The full board of ``node`` (the end of ``path``, the (node, edge) pairs from the root): a copy
+        of the deepest cached board on the path with the moves from there replayed. Every node of the
+        path (they all have children now) gets its ``cells`` and ``hash`` on the way."""
+        j = len(path) - 1
+        while path[j][0].board is None:
+            j -= 1
+        start = path[j][0]
+        if start in self._boards:
+            self._boards.move_to_end(start)
+        b = start.board.copy()
+        if start.cells is None:
+            start.cells = bytes(b.cells)
+            start.hash = b.hash
+        for k in range(j, len(path)):
+            n, i = path[k]
+            b.play_unchecked(int(n.moves[i]))
+            if k + 1 < len(path):
+                nxt = path[k + 1][0]
+                if nxt.cells is None:
+                    nxt.cells = bytes(b.cells)
+                    nxt.hash = b.hash
+        return b
+
+    def _cache_board(self, node: Node) -> None:
+        boards = self._boards
+        boards[node] = None
+        if len(boards) > self._board_cap:
+            old, _ = boards.popitem(last=False)
+            if old is not self.root:
+                old.board = None
+
+    def tree_nodes(self) -> int:
+        """Nodes in the tree under the root (a walk of the whole tree: for tests and benchmarks)."""
+        if self.root is None:
+            return 0
+        count = 0
+        stack = [self.root]
+        while stack:
+            n = stack.pop()
+            count += 1
+            stack.extend(n.children.values())
+        return count
+
+    # ---------------------------------------------------------------- evaluation
     def encode_leaves(self, nodes: list[Node], planes: np.ndarray, legal: np.ndarray, offset: int = 0) -> list[int]:
         """Write the input planes and legal masks of ``nodes`` into rows ``offset...`` of ``planes``
-        (zeroed, ``float32[B, C, N, N]``) and ``legal`` (``bool[B, N*N+1]``); returns cache keys."""
+        (zeroed, ``float32[B, C, N, N]``) and ``legal`` (``bool[B, N*N+1]``); returns cache keys.
+        Every node must hold its board (``gather`` leaves them so)."""
         keys = []
+        komi = self.komi
+        boards = []
+        cells = []
         for k, node in enumerate(nodes, start=offset):
-            boards = self._boards(node)
-            encode_into(planes[k], boards, self.komi)
+            hist, hashes, _ = self._in_flight[node]
             b = node.board
+            boards.append(b)
+            cells.append(hist)
             legal[k] = b.legal_mask()
             if self._want_keys:
-                keys.append(hash((tuple(x.hash for x in boards), b.to_move, b.ko_move, self.komi)))
+                keys.append(hash((tuple(hashes), b.to_move, b.ko_move, komi)))
+        if boards:
+            encode_batch_into(planes[offset:offset + len(boards)], boards, cells, komi)
         return keys
 
     def expand_leaves(self, nodes: list[Node], ev, legal: np.ndarray, offset: int = 0) -> None:
         """Expand ``nodes`` from rows ``offset...`` of an evaluation (see ``encode_leaves``)."""
         if self.has_score is None:
             self.has_score = ev.score is not None
-        for k, node in enumerate(nodes, start=offset):
-            node.expand(np.flatnonzero(legal[k]), ev.policy[k], float(ev.value[k]),
-                        float(ev.score[k]) if ev.score is not None else 0.0,
-                        ev.ownership[k] if ev.ownership is not None else None)
+        if self.has_ownership is None:
+            self.has_ownership = ev.ownership is not None
+        inner = self.config.inner_moves
+        root = self.root
+        rows = slice(offset, offset + len(nodes))
+        mask = legal[rows]
+        count = mask.sum(1)
+        policy = np.where(mask, ev.policy[rows], -1.0).astype(np.float32)
+        keep = min(inner, policy.shape[1]) if inner else policy.shape[1]
+        if keep < policy.shape[1]:  # the ``keep`` best of every row, then sorted
+            top = np.argpartition(-policy, keep - 1, axis=1)[:, :keep]
+            top = np.take_along_axis(top, np.argsort(-np.take_along_axis(policy, top, 1), axis=1, kind="stable"), 1)
+        else:
+            top = np.argsort(-policy, axis=1, kind="stable")
+        top_p = np.take_along_axis(policy, top, 1)
+        total = np.where(mask, policy, 0.0).sum(1)
+        top = top.astype(np.int16)
+        values = ev.value[rows].tolist()
+        scores = ev.score[rows].tolist() if ev.score is not None else [0.0] * len(nodes)
+        for k, node in enumerate(nodes):
+            depth = self._in_flight[node][2]
+            own = None
+            if ev.ownership is not None:
+                if depth == 0:
+                    own = np.array(ev.ownership[offset + k], dtype=np.float32)
+                elif depth == 1:  # the root's children: analysis reports their ownership
+                    own = np.array(ev.ownership[offset + k], dtype=np.float16)
+            n_legal = int(count[k])
+            if node.dense or node.tried() or total[k] <= 0:
+                node.expand(np.flatnonzero(mask[k]), ev.policy[offset + k], float(values[k]), float(scores[k]),
+                            own, inner)
+            else:
+                kk = min(keep, n_legal)
+                node.expand_top(top[k, :kk], (top_p[k, :kk] / total[k]).astype(np.float32), kk < n_legal, float(values[k]),
+                                float(scores[k]), own)
+            if node is not root:
+                self._cache_board(node)
 
-    def _evaluate(self, nodes: list[Node]) -> float:
-        """Evaluate and expand ``nodes``; returns seconds spent inside the network call."""
-        size = nodes[0].board.size
-        planes = np.zeros((len(nodes), P.NUM_PLANES, size, size), dtype=np.float32)
-        legal = np.empty((len(nodes), size * size + 1), dtype=bool)
-        keys = self.encode_leaves(nodes, planes, legal)
+    def _evaluate_root(self) -> float:
+        """Evaluate and expand the root; returns seconds spent inside the network call."""
+        nodes = [self.root]
+        self._in_flight[self.root] = self._history([], self.root)
+        planes, legal, keys = self._encode(nodes)
         t = time.perf_counter()
         ev = self.evaluator.evaluate(planes, legal, keys or None)
         spent = time.perf_counter() - t
         self.expand_leaves(nodes, ev, legal)
+        del self._in_flight[self.root]
         return spent
+
+    def _history(self, path: list[tuple[Node, int]], leaf: Node) -> tuple:
+        """(stones, hashes, depth) of ``leaf`` and the positions before it, newest first (at most
+        ``HISTORY``), for ``encode_leaves``."""
+        b = leaf.board
+        cells = [leaf.cells if leaf.cells is not None else bytes(b.cells)]
+        hashes = [b.hash]
+        j = len(path) - 1
+        while j >= 0 and len(cells) < P.HISTORY:
+            n = path[j][0]
+            if n.cells is None:  # a parent whose board came from the cache
+                n.cells = bytes(n.board.cells)
+                n.hash = n.board.hash
+            cells.append(n.cells)
+            hashes.append(n.hash)
+            j -= 1
+        for b in self.history[: P.HISTORY - len(cells)]:
+            cells.append(b.cells)
+            hashes.append(b.hash)
+        return cells, hashes, len(path)
+
+    def _encode(self, nodes: list[Node]):
+        size = self.root.board.size
+        planes = np.zeros((len(nodes), P.NUM_PLANES, size, size), dtype=np.float32)
+        legal = np.empty((len(nodes), size * size + 1), dtype=bool)
+        keys = self.encode_leaves(nodes, planes, legal)
+        return planes, legal, keys
 
     # ---------------------------------------------------------------- root preparation
     def prepare_root(self, noise: bool = False, exclude: set[int] | None = None) -> None:
@@ -215,55 +376,109 @@ class Searcher:
             prior = (1 - cfg.noise_fraction) * prior + cfg.noise_fraction * eta
         root.prior = prior
 
+    # ---------------------------------------------------------------- stepwise search
+    def begin(self, game, noise: bool = False, reuse: bool = True, exclude: set[int] | None = None) -> int:
+        """Start a search that the caller drives in steps, the one batching interface of play,
+        self-play and the analysis server (which put the leaves of many searches into one network
+        call): ``gather`` -> ``encode_leaves`` -> the network -> ``complete``, until the caller's limit.
+        ``search`` runs the same steps itself. The root is prepared (``noise``: Dirichlet noise and
+        forced playouts; ``exclude``: avoided moves) as soon as it has been evaluated. Returns the
+        visits kept from the last tree."""
+        reused = self.set_game(game, reuse=reuse)
+        self._noise = noise
+        self._exclude = exclude
+        self._prepared = False
+        self._forced_k = self.config.forced_playouts_k if noise else 0.0
+        self._maybe_prepare()
+        return reused
+
+    def _maybe_prepare(self) -> None:
+        if not self._prepared and self.root.expanded:
+            self.prepare_root(self._noise, self._exclude)
+            self._prepared = True
+
+    def complete(self, pending: list[tuple[list, Node]], ev, legal: np.ndarray, offset: int = 0) -> int:
+        """Expand the ``pending`` leaves of ``gather`` from rows ``offset...`` of a network evaluation
+        (see ``encode_leaves``) and back them up; returns the playouts completed."""
+        self.expand_leaves([leaf for _, leaf in pending], ev, legal, offset)
+        done = self.finish(pending)
+        self._maybe_prepare()
+        return done
+
+    @property
+    def searching_done(self) -> bool:
+        """True when the root is a finished game or has a single legal move already evaluated."""
+        root = self.root
+        return root.terminal is not None or (root.expanded and len(root.moves) == 1 and root.visits >= 2)
+
     # ---------------------------------------------------------------- playouts
-    def gather(self, want: int, forced_k: float = 0.0) -> tuple[list[tuple[list, Node]], int]:
-        """Select up to ``want`` leaves under virtual loss. Finished games found on the way are backed
-        up at once. Returns (pending (path, leaf) pairs that need the network, playouts completed)."""
+    def gather(self, want: int, forced_k: float | None = None) -> tuple[list[tuple[list, Node]], int]:
+        """Select up to ``want`` leaves under virtual loss (each with its board built). Finished games
+        found on the way are backed up at once. Returns (pending (path, leaf) pairs that need the
+        network, playouts completed). A leaf already waiting for the network ends the gathering.
+        ``forced_k`` (default: what ``begin`` set) are the forced playouts at the root."""
+        if forced_k is None:
+            forced_k = self._forced_k if self._prepared else 0.0
         cfg = self.config
         vl = cfg.virtual_loss
         root = self.root
         komi = self.komi
+        blocked = self.blocked
+        c_puct, base, red = cfg.c_puct, cfg.c_puct_base, cfg.fpu_reduction
+        pass_move = root.board.pass_move
+        in_flight = self._in_flight
         pending: list[tuple[list, Node]] = []
-        pending_ids: set[int] = set()
         done = 0
         for _ in range(want):
             node = root
             path: list[tuple[Node, int]] = []
             while node.expanded and node.terminal is None:
-                if node is root:
-                    i = select(node, cfg, True, forced_k, self.blocked)
+                if node.dense:
+                    i = select(node, cfg, node is root, forced_k if node is root else 0.0,
+                               blocked if node is root else None)
                 else:
-                    i = select(node, cfg, False, 0.0)
-                node.VL[i] += vl
+                    i = select_compact(node, c_puct, base, red)
+                    if i < 0:
+                        break  # every kept move tried: this node goes to the network again
+                if node.dense:
+                    node.VL[i] += vl
+                else:
+                    node.st[6 * i + 5] += vl
                 path.append((node, i))
-                node = node.child(i, komi)
+                node = node.child(i, pass_move)
+            if node.terminal is None and node.passes >= 2:
+                b = self._build_board(path, node)
+                node.terminal, node.score = exact_value(b, komi)
             if node.terminal is not None:
                 self._backup(path, node, node.terminal, node.score, vl)
                 done += 1
                 continue
-            if id(node) in pending_ids:  # collision: this leaf is already waiting for the network
+            if node in in_flight:  # collision: this leaf is already waiting for the network
                 for n, i in path:
-                    n.VL[i] -= vl
+                    n.add_virtual_loss(i, -vl)
                 break
-            pending_ids.add(id(node))
+            if node.board is None:
+                node.board = self._build_board(path, node)
+            in_flight[node] = self._history(path, node)
             pending.append((path, node))
         return pending, done
 
     def finish(self, pending: list[tuple[list, Node]]) -> int:
         """Back up leaves that ``expand_leaves`` has expanded; returns the playouts completed."""
         vl = self.config.virtual_loss
+        in_flight = self._in_flight
         for path, leaf in pending:
+            in_flight.pop(leaf, None)
             self._backup(path, leaf, leaf.value, leaf.score, vl)
         return len(pending)
 
-    def _playout_batch(self, want: int, forced_k: float) -> tuple[int, float]:
-        """Run up to ``want`` playouts sharing one network call. Returns (playouts, nn seconds)."""
-        pending, done = self.gather(want, forced_k)
-        spent = 0.0
-        if pending:
-            spent = self._evaluate([leaf for _, leaf in pending])
-            done += self.finish(pending)
-        return done, spent
+    def abandon(self, pending: list[tuple[list, Node]]) -> None:
+        """Take back the virtual loss of leaves that will not be evaluated (an error in the network)."""
+        vl = self.config.virtual_loss
+        for path, leaf in pending:
+            self._in_flight.pop(leaf, None)
+            for n, i in path:
+                n.add_virtual_loss(i, -vl)
 
     @staticmethod
     def _backup(path: list[tuple[Node, int]], leaf: Node, value: float, score: float, vl: float) -> None:
@@ -271,12 +486,22 @@ class Searcher:
         leaf.value_sum += value
         v, s = -value, -score
         for node, i in reversed(path):
-            node.VL[i] -= vl
-            node.N[i] += 1
-            node.W[i] += v
-            node.W2[i] += v * v
-            node.S[i] += s
-            node.S2[i] += s * s
+            if node.dense:
+                node.VL[i] -= vl
+                node.N[i] += 1
+                node.W[i] += v
+                node.W2[i] += v * v
+                node.S[i] += s
+                node.S2[i] += s * s
+            else:
+                st = node.st
+                j = 6 * i
+                st[j] += 1
+                st[j + 1] += v
+                st[j + 2] += v * v
+                st[j + 3] += s
+                st[j + 4] += s * s
+                st[j + 5] -= vl
             node.visits += 1
             node.value_sum += v
             v, s = -v, -s
@@ -293,25 +518,91 @@ class Searcher:
         root Dirichlet noise and forced playouts (self-play). ``temperature`` > 0 samples the move
         by visits^(1/T) instead of choosing the best. ``exclude``: root moves not to consider
         (GTP ``avoid``/``allow``; ignored if it would exclude every move).
+        With ``config.threads`` > 1, that many threads gather and evaluate batches on the one tree.
         """
         with self._lock:
             return self._search(game, limits, budget, stop, callback, interval, noise, reuse, temperature,
                                 exclude)
 
+    def _want(self, run: _Run) -> int:
+        """Leaves the next batch may take (<= 0: wait for the batches in flight, or the end)."""
+        limits = run.limits
+        want = self.config.batch_size
+        flying = len(self._in_flight)
+        if limits.visits is not None:
+            want = min(want, limits.visits - self.root.visits - flying)
+        if limits.playouts is not None:
+            want = min(want, limits.playouts - run.playouts - flying)
+        return want
+
+    def _step(self, run: _Run) -> None:
+        """One batch: gather under the tree lock, evaluate outside it, back up under it."""
+        tree = self._tree
+        with tree:
+            if run.stopping:
+                return
+            want = self._want(run)
+            if want <= 0:
+                if self._in_flight:
+                    tree.wait(0.01)
+                else:
+                    run.stopping = True
+                return
+            pending, done = self.gather(want)
+            run.playouts += done
+            if not pending:
+                if not done and self._in_flight:
+                    tree.wait(0.01)  # the next leaf is another thread's: wait for its batch
+                return
+            nodes = [leaf for _, leaf in pending]
+            planes, legal, keys = self._encode(nodes)
+        try:
+            t = time.perf_counter()
+            ev = self.evaluator.evaluate(planes, legal, keys or None)
+            spent = time.perf_counter() - t
+        except BaseException:
+            with tree:
+                self.abandon(pending)
+                tree.notify_all()
+            raise
+        with tree:
+            run.playouts += self.complete(pending, ev, legal)
+            run.nn += spent
+            tree.notify_all()
+
+    def _worker(self, run: _Run) -> None:
+        try:
+            while not run.stopping:
+                self._step(run)
+        except BaseException as e:  # handed to the searching thread
+            run.error = e
+            run.stopping = True
+
+    def _over_memory(self) -> bool:
+        cap = self.config.max_memory_mb
+        if cap is None:
+            return False
+        now = time.monotonic()
+        if now - self._rss_checked < 0.05:
+            return False
+        self._rss_checked = now
+        rss = rss_mb()
+        return rss is not None and rss >= cap
+
     def _search(self, game, limits, budget, stop, callback, interval, noise, reuse, temperature, exclude):
         cfg = self.config
         t0 = self.now()
-        reused = self.set_game(game, reuse=reuse)
+        reused = self.begin(game, noise=noise, reuse=reuse, exclude=exclude)
         root = self.root
-        nn = 0.0
-        playouts = 0
+        run = _Run(limits)
+        self.memory_capped = False
         if root.terminal is None and not root.expanded:
-            nn += self._evaluate([root])
-            root.visits = 1
-            root.value_sum = root.value
-            playouts = 1
-        self.prepare_root(noise, exclude)
-        forced_k = cfg.forced_playouts_k if noise else 0.0
+            run.nn += self._evaluate_root()
+            if root.visits == 0:
+                root.visits = 1
+                root.value_sum = root.value
+                run.playouts = 1
+        self._maybe_prepare()
         deadline = math.inf
         if limits.seconds is not None:
             deadline = t0 + limits.seconds
@@ -320,35 +611,50 @@ class Searcher:
         last_cb = t0
         stopped_early = False
         moves_available = root.moves is not None and len(root.moves) > 1
-        while root.terminal is None:
-            if stop is not None and stop.is_set():
-                break
-            visits = root.visits
-            want = cfg.batch_size
-            if limits.visits is not None:
-                if visits >= limits.visits:
+        helpers = []
+        if root.terminal is None and cfg.threads > 1:
+            helpers = [threading.Thread(target=self._worker, args=(run,), daemon=True, name=f"azgo-search-{k}")
+                       for k in range(cfg.threads - 1)]
+            for h in helpers:
+                h.start()
+        try:
+            while root.terminal is None and not run.stopping:
+                if stop is not None and stop.is_set():
                     break
-                want = min(want, limits.visits - visits)
-            if limits.playouts is not None:
-                if playouts >= limits.playouts:
+                if limits.visits is not None and root.visits >= limits.visits:
                     break
-                want = min(want, limits.playouts - playouts)
-            now = self.now()
-            if now >= deadline:
-                break
-            if (limits.early_stop and deadline < math.inf and moves_available and playouts >= 16
-                    and now - t0 > 0.05):
-                rate = playouts / (now - t0)
-                n = np.sort(root.N)
-                if len(n) > 1 and n[-2] + rate * (deadline - now) < n[-1]:
-                    stopped_early = True
+                if limits.playouts is not None and run.playouts >= limits.playouts:
                     break
-            done, spent = self._playout_batch(want, forced_k)
-            nn += spent
-            playouts += done
-            if callback is not None and self.now() - last_cb >= interval:
-                last_cb = self.now()
-                callback(self.candidates())
+                now = self.now()
+                if now >= deadline:
+                    break
+                if (limits.early_stop and deadline < math.inf and moves_available and run.playouts >= 16
+                        and now - t0 > 0.05):
+                    rate = run.playouts / (now - t0)
+                    with self._tree:
+                        n = np.sort(root.N)
+                    if len(n) > 1 and n[-2] + rate * (deadline - now) < n[-1]:
+                        stopped_early = True
+                        break
+                if self._over_memory():
+                    self.memory_capped = True
+                    break
+                self._step(run)
+                if run.error is not None:
+                    break
+                if callback is not None and self.now() - last_cb >= interval:
+                    last_cb = self.now()
+                    with self._tree:
+                        cands = self.candidates()
+                    callback(cands)
+        finally:
+            run.stopping = True
+            with self._tree:
+                self._tree.notify_all()
+            for h in helpers:
+                h.join()
+        if run.error is not None:
+            raise run.error
         elapsed = self.now() - t0
         cands = self.candidates()
         if callback is not None:
@@ -358,9 +664,9 @@ class Searcher:
         winrate = best.winrate if best else (root.q() + 1) / 2
         lead = best.score_lead if best else None
         return SearchResult(
-            move=move, winrate=winrate, score_lead=lead, visits=root.visits, playouts=playouts,
-            reused_visits=reused, seconds=elapsed, nn_seconds=nn, candidates=cands,
-            ownership=root.ownership, stopped_early=stopped_early)
+            move=move, winrate=winrate, score_lead=lead, visits=root.visits, playouts=run.playouts,
+            reused_visits=reused, seconds=elapsed, nn_seconds=run.nn, candidates=cands,
+            ownership=root.ownership, stopped_early=stopped_early, memory_capped=self.memory_capped)
 
     # ---------------------------------------------------------------- results
     def candidates(self, max_moves: int | None = None) -> list[MoveInfo]:
@@ -401,10 +707,15 @@ class Searcher:
         the visits of each of its moves."""
         pv, visits = [int(node.moves[i])], [int(node.N[i])]
         child = node.children.get(pv[0])
-        while child is not None and child.expanded and len(pv) < max_len and child.N.sum() > 0:
-            j = int(np.argmax(child.N))
+        while child is not None and child.expanded and len(pv) < max_len:
+            N = child.visit_counts()
+            if not N:
+                break
+            j = max(range(len(N)), key=N.__getitem__)
+            if N[j] <= 0:
+                break
             pv.append(int(child.moves[j]))
-            visits.append(int(child.N[j]))
+            visits.append(int(N[j]))
             child = child.children.get(pv[-1])
         return pv, visits
 
@@ -501,19 +812,7 @@ def pass_is_safe(board: Board, komi: float, color: int) -> bool:
     return s > 0 if color == BLACK else s < 0
 
 
-def apply_pass_rules(result: SearchResult, game) -> int:
-    """Play-time passing rules: never pass while the board's area score says we lose; answer the
-    opponent's pass with a pass when that wins on the board as it stands."""
-    board = game.board
-    me = board.to_move
-    pass_move = board.pass_move
-    if board.passes >= 1 and board.last_move == pass_move and pass_is_safe(board, game.komi, me):
-        return pass_move
-    if result.move == pass_move and not pass_is_safe(board, game.komi, me):
-        for c in result.candidates:
-            if c.move != pass_move:
-                return c.move
-        legal = [m for m in board.legal_moves() if m != pass_move]
-        if legal:
-            return legal[0]
-    return result.move
+def _board_bytes(board: Board) -> int:
+    """About what one copy of ``board`` holds in memory (five lists of its cells, the cells, the
+    superko history set)."""
+    return 45 * board.g.ncells + 48 * len(board.history) + 1000

@@ -38,6 +38,7 @@ import numpy as np
 
 from azgo.engine import planes as P
 from azgo.engine.mcts import SearchConfig
+from azgo.engine.memory import release_memory, rss_mb
 from azgo.engine.search import Searcher
 
 from .kata_query import Action, AnalysisQuery, Defaults, QueryError, Turn, exclusion_set, parse_request
@@ -74,7 +75,6 @@ class _Task:
     searcher: Searcher | None = None
     started: float = 0.0
     last_report: float = 0.0
-    prepared: bool = False
     stop: bool = False
     done: bool = False
     exclude: set = field(default_factory=set)
@@ -86,21 +86,12 @@ class _Task:
 
 
 def resident_mb() -> float | None:
-    """This process's resident memory in MB (Linux), or None where it cannot be read."""
-    try:
-        with open("/proc/self/statm") as f:
-            pages = int(f.read().split()[1])
-        return pages * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
-    except (OSError, ValueError, IndexError):
-        return None
+    """This process's resident memory in MB (see ``azgo.engine.memory.rss_mb``)."""
+    return rss_mb()
 
 
 def _release_memory() -> None:
-    gc.collect()
-    try:  # give freed heap pages back to the OS (glibc), so that RSS reflects the live trees
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
+    release_memory(collect=True)
 
 
 class AnalysisServer:
@@ -274,18 +265,15 @@ class AnalysisServer:
         t.started = t.last_report = time.monotonic()
         if t.inherit is not None:
             s, t.inherit = t.inherit, None
-            s.set_game(t.turn.game, reuse=True)
+            s.begin(t.turn.game, reuse=True, exclude=t.exclude)
             t.searcher = s
-            if s.root.expanded:
-                s.prepare_root(False, t.exclude)
-                t.prepared = True
             return
         cfg = SearchConfig(batch_size=self.config.batch_size,
                            root_policy_temperature=q.root_policy_temperature,
                            **({"root_fpu_reduction": q.root_fpu_reduction} if q.root_fpu_reduction is not None else {}),
                            **({"c_puct": q.c_puct} if q.c_puct else {}))
         s = Searcher(self.evaluator_for(q.size), cfg, seed=int(self._rng.integers(2 ** 31)))
-        s.set_game(t.turn.game, reuse=False)
+        s.begin(t.turn.game, reuse=False, exclude=t.exclude)
         t.searcher = s
 
     def _step(self, active: list[_Task]) -> None:
@@ -316,12 +304,7 @@ class AnalysisServer:
             with self._eval_lock:
                 ev = self.evaluator_for(size).evaluate(planes, legal, keys if len(keys) == total else None)
             for (t, pending), off in zip(items, offsets):
-                s = t.searcher
-                s.expand_leaves([leaf for _, leaf in pending], ev, legal, off)
-                s.finish(pending)
-                if not t.prepared and s.root.expanded:
-                    s.prepare_root(False, t.exclude)
-                    t.prepared = True
+                t.searcher.complete(pending, ev, legal, off)
 
     def _check_memory(self, active: list[_Task]) -> None:
         cap = self.config.max_memory_mb

@@ -72,8 +72,11 @@ def engine_options(f):
         click.option("--visits", type=click.IntRange(min=1),
                      help=f"Visits per move (default {DEFAULT_VISITS} when no time limit applies)."),
         click.option("--seconds", type=click.FloatRange(min=0, min_open=True), help="Seconds per move."),
-        click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
-                     help="onnxruntime intra-op threads."),
+        click.option("--threads", default="auto", show_default=True, callback=_threads_option,
+                     help="Cores to use: 'auto' (all) or a number; split into search threads (up to 4) "
+                          "and onnxruntime threads, said on stderr at start."),
+        click.option("--max-memory", type=click.FloatRange(min=1), help="Resident-memory cap in MB: at the "
+                     "cap the search tree stops growing (default: a quarter of RAM, at most 4096)."),
         click.option("--batch-size", type=click.IntRange(min=1), default=8, show_default=True,
                      help="Leaves per network call."),
         click.option("--resign-threshold", type=click.FloatRange(0, 1, max_open=True), default=0.05,
@@ -126,6 +129,15 @@ def make_config(ctx: click.Context, params: dict):
         return EngineConfig(**values)
     except (TypeError, ValueError) as e:
         raise click.UsageError(f"bad settings: {e}") from None
+
+
+def _threads_option(ctx, param, value):
+    from azgo.engine.threads import parse_threads
+    try:
+        n = parse_threads(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+    return "auto" if n is None else n
 
 
 def _device_option(ctx, param, value):
@@ -221,12 +233,9 @@ def gtp_cmd(ctx, **params):
 
 
 def _default_memory_mb() -> float:
-    """A quarter of the machine's memory, at most 4 GB (Linux/macOS; 2 GB where it cannot be read)."""
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 20
-    except (ValueError, OSError, AttributeError):
-        return 2048.0
-    return float(min(total / 4, 4096))
+    """A quarter of the machine's memory, at most 4 GB (see ``azgo.engine.memory.default_memory_mb``)."""
+    from azgo.engine.memory import default_memory_mb
+    return default_memory_mb()
 
 
 def _exit_with_parent(log) -> None:

@@ -5,7 +5,8 @@ e.g.::
 
     net = "/path/to/net.onnx"
     visits = 800
-    threads = 2
+    threads = "auto"        # or a number of cores
+    max_memory = 2048       # MB
     resign_threshold = 0.05
     ponder = true
 
@@ -41,7 +42,8 @@ class EngineConfig:
     net: str | None = None
     visits: int | None = None
     seconds: float | None = None
-    threads: int = 1
+    threads: int | str = "auto"  # cores to use: search threads x onnxruntime threads (azgo.engine.threads)
+    max_memory: float | None = None  # resident-memory cap in MB (None: azgo.engine.memory.default_memory_mb)
     batch_size: int = 8
     resign_threshold: float = 0.05
     resign_moves: int = 3
@@ -63,8 +65,12 @@ class EngineConfig:
             raise ValueError("visits must be >= 1")
         if self.seconds is not None and not (self.seconds > 0 and math.isfinite(self.seconds)):
             raise ValueError("seconds must be a positive number")
-        if self.threads < 1 or self.batch_size < 1 or self.gpu_batch_size < 1:
-            raise ValueError("threads, batch_size and gpu_batch_size must be >= 1")
+        from azgo.engine.threads import parse_threads
+        parse_threads(self.threads)  # ValueError naming the bad value
+        if self.batch_size < 1 or self.gpu_batch_size < 1:
+            raise ValueError("batch_size and gpu_batch_size must be >= 1")
+        if self.max_memory is not None and not (self.max_memory > 0 and math.isfinite(self.max_memory)):
+            raise ValueError("max_memory must be a positive number of MB")
         if not 0 <= self.resign_threshold < 1:
             raise ValueError("resign_threshold is a winrate in [0, 1)")
         if self.lag < 0:

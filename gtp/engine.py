@@ -20,9 +20,12 @@ from azgo.engine.coords import CoordinateError, gtp_to_move, move_to_gtp
 from azgo.engine.game import Game
 from azgo.engine.handicap import HandicapError, fixed_handicap, max_fixed_handicap
 from azgo.engine.mcts import SearchConfig
-from azgo.engine.resign import ResignConfig, ResignTracker
+from azgo.engine.memory import default_memory_mb
+from azgo.engine.threads import plan_threads
+from azgo.engine.player import Player, PlayerConfig
+from azgo.engine.resign import ResignConfig
 from azgo.engine.scoring import area_ownership, dead_stones, result_string
-from azgo.engine.search import Limits, MoveInfo, Searcher, apply_pass_rules
+from azgo.engine.search import Limits, MoveInfo, Searcher
 from azgo.engine.timecontrol import Clock, TimeSettings
 
 from . import analysis as A
@@ -96,19 +99,22 @@ class GtpEngine:
     def __init__(self, config: EngineConfig = EngineConfig(), evaluator=None):
         self.config = config
         self.pool = None  # the networks by board size, when no evaluator is given
+        self.threads = plan_threads(config.threads)
+        self.max_memory = config.max_memory if config.max_memory is not None else default_memory_mb()
+        self._capped_said = False
         if evaluator is None:
             from azgo.nets.evaluator import EvalConfig
             from azgo.nets.pool import EvaluatorPool
             self.pool = EvaluatorPool(config.net, EvalConfig(
-                threads=config.threads, symmetry=config.symmetry, cache_size=config.cache_size,
+                threads=self.threads.intra_op, symmetry=config.symmetry, cache_size=config.cache_size,
                 precision=config.precision, seed=config.seed, device=config.device))
             evaluator = self.pool.for_size(19)
         self.min_size = int(getattr(evaluator, "min_size", 2) or 2)
         self.max_size = int(getattr(evaluator, "max_size", 25) or 25)
         self._use(evaluator)
-        self.resign = ResignTracker(ResignConfig(enabled=config.resign_threshold > 0,
-                                                 threshold=config.resign_threshold,
-                                                 consecutive=config.resign_moves))
+        self.player = Player(self.searcher, PlayerConfig(
+            resign=ResignConfig(enabled=config.resign_threshold > 0, threshold=config.resign_threshold,
+                                consecutive=config.resign_moves), lag=config.lag))
         self.clock = Clock()
         self.size = 19 if self.min_size <= 19 <= self.max_size else self.max_size
         self.komi = 7.5
@@ -121,6 +127,8 @@ class GtpEngine:
         self.streaming.update({n: self._genmove_analyze for n in GENMOVE_ANALYZE})
         self.quit_requested = False
         self._ponder_after = False
+        log(f"azgo: {self.threads.describe()}; memory cap {self.max_memory:.0f} MB"
+            + (" (--max-memory default: a quarter of RAM, at most 4096)" if config.max_memory is None else ""))
 
     def _use(self, evaluator) -> None:
         """Search with ``evaluator`` from now on (a fresh tree; ``gpu_batch_size`` leaves per network
@@ -128,8 +136,11 @@ class GtpEngine:
         self.evaluator = evaluator
         cfg = self.config
         batch = cfg.gpu_batch_size if getattr(evaluator, "on_gpu", False) else cfg.batch_size
-        self.search_config = SearchConfig(batch_size=batch, lcb=cfg.lcb)
+        self.search_config = SearchConfig(batch_size=batch, lcb=cfg.lcb, threads=self.threads.search,
+                                          max_memory_mb=self.max_memory)
         self.searcher = Searcher(evaluator, self.search_config, seed=cfg.seed)
+        if getattr(self, "player", None) is not None:
+            self.player.searcher = self.searcher
 
     def _set_size(self, n: int) -> None:
         """Play on n x n boards, with the packaged network for that size (see nets/registry.json)."""
@@ -147,7 +158,7 @@ class GtpEngine:
         self._set_size(game.size)
         self.komi = game.komi
         self.game = game
-        self.resign.reset()
+        self.player.reset()
 
     # ----------------------------------------------------------------- dispatch
     def commands(self) -> list[str]:
@@ -193,7 +204,7 @@ class GtpEngine:
 
     def _new_game(self) -> None:
         self.game = Game(self.size, self.komi)
-        self.resign.reset()
+        self.player.reset()
         self.clock.reset(self.clock.settings)
         # A new game starts from nothing: with the evaluation cache and tree of the last game, a
         # deterministic search would replay the last game move for move (matches need variety).
@@ -220,9 +231,7 @@ class GtpEngine:
 
     def _limits(self, color: int) -> tuple[Limits, float | None]:
         cfg = self.config
-        budget = None
-        if self.clock.settings.kind != "none":
-            budget = self.clock.budget(color, sum(self.game.board.counts), self.size * self.size, lag=cfg.lag)
+        budget = self.player.budget(self.clock, self.game, color)
         visits = cfg.visits
         if visits is None and cfg.seconds is None and budget is None:
             visits = DEFAULT_VISITS
@@ -232,19 +241,23 @@ class GtpEngine:
         """Search for ``color`` to move; returns (SearchResult, move or None for resign)."""
         self._set_to_move(color)
         limits, budget = self._limits(color)
-        result = self.searcher.search(self.game, limits, budget=budget, callback=callback,
-                                      interval=interval, exclude=exclude)
-        g = self.game
-        area = self.size * self.size
-        resign = self.resign.observe(result.winrate, g.move_number, area, g.handicap, color == WHITE)
-        move = apply_pass_rules(result, g)
-        if exclude and move in exclude:  # e.g. no pass while cleaning up dead stones
-            move = next((c.move for c in result.candidates if c.move not in exclude), move)
+        decision = self.player.genmove(self.game, limits, budget=budget, exclude=exclude, callback=callback,
+                                       interval=interval)
+        result = decision.result
+        self._note_cap(result.memory_capped)
+        move = self.player.choose(self.game, exclude) if decision.resigned else decision.move
+        resign = decision.resigned
         lead = f", lead {result.score_lead:+.1f}" if result.score_lead is not None else ""
         log(f"azgo: {move_to_gtp(move, self.size)} winrate {100 * result.winrate:.1f}%{lead}, "
             f"{result.visits} visits ({result.reused_visits} reused), {result.playouts} playouts in "
             f"{result.seconds:.2f} s, {result.playouts_per_second:.0f} playouts/s")
         return result, (None if resign else move)
+
+    def _note_cap(self, capped: bool) -> None:
+        if capped and not self._capped_said:
+            self._capped_said = True
+            log(f"azgo: memory cap reached ({self.max_memory:.0f} MB): the search tree stops growing "
+                "(moves come from the tree as it is; --max-memory raises the cap)")
 
     def _play_own(self, color: int, move: int | None, elapsed: float) -> str:
         if move is None:
@@ -321,10 +334,11 @@ class GtpEngine:
         self._nargs(args, 1, "reg_genmove COLOR")
         color = self._color(args[0])
         before = self.game.board
-        history = list(self.resign.history)
+        tracker = self.player.trackers[color]
+        history = list(tracker.history)
         result, move = self.think(color)
         self.game.boards[-1] = before
-        self.resign.history = history  # the move is not played: it must not count towards resigning
+        tracker.history = history  # the move is not played: it must not count towards resigning
         return "resign" if move is None else move_to_gtp(move, self.size)
 
     def cmd_kgs__genmove_cleanup(self, args) -> str:
@@ -577,7 +591,7 @@ class GtpEngine:
                 m = int(root.moves[i])
                 if m in shown or (self.searcher.blocked is not None and self.searcher.blocked[i]):
                     continue
-                extra.append(MoveInfo(move=m, visits=0, winrate=(root.q() * -1 + 1) / 2,
+                extra.append(MoveInfo(move=m, visits=0, winrate=(root.q() + 1) / 2,
                                       prior=float(root.raw_prior[i]), lcb=0.0, pv=[m], score_lead=None))
         if not cands and not extra:
             return
@@ -597,10 +611,17 @@ class GtpEngine:
             self._emit(channel, kata, aa, cands, own)
 
         interval = aa.interval if aa.interval > 0 else 1e9
-        worker = threading.Thread(target=self.searcher.search, args=(self.game, Limits(visits=10 ** 7)),
-                                  kwargs={"stop": stop, "callback": callback if aa.interval > 0 else None,
-                                          "interval": interval, "exclude": exclude or None},
-                                  daemon=True, name="azgo-analyze")
+
+        def analyse():
+            result = self.searcher.search(self.game, Limits(visits=10 ** 7), stop=stop,
+                                          callback=callback if aa.interval > 0 else None, interval=interval,
+                                          exclude=exclude or None)
+            self._note_cap(result.memory_capped)
+            # at the memory cap the tree is kept as it is and reported until the next command
+            while result.memory_capped and aa.interval > 0 and not stop.wait(interval):
+                callback(result.candidates)
+
+        worker = threading.Thread(target=analyse, daemon=True, name="azgo-analyze")
         worker.start()
         channel.wait_for_input()
         stop.set()

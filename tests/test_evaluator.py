@@ -160,8 +160,10 @@ def test_errors_name_the_problem(tmp_path, ev):
     no_moves = np.zeros((1, 82), bool)
     with pytest.raises(ValueError, match="no legal move"):
         ev.evaluate(make_planes(1, 9), no_moves)
+    lone = tmp_path / "lone.onnx"  # an fp32 network with no int8 model beside it
+    lone.write_bytes(DEFAULT.read_bytes())
     with pytest.raises(NetError, match="no int8 model was found"):
-        OnnxEvaluator(DEFAULT, EvalConfig(precision="int8"))
+        OnnxEvaluator(lone, EvalConfig(precision="int8"))
     with pytest.raises(ValueError, match="symmetry must be one of"):
         EvalConfig(symmetry="all")
 

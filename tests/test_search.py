@@ -12,7 +12,8 @@ from azgo.engine.coords import gtp_to_move, move_to_gtp
 from azgo.engine.game import Game
 from azgo.engine.mcts import SearchConfig
 from azgo.engine.resign import ResignConfig, ResignTracker, effective_threshold
-from azgo.engine.search import Limits, Searcher, apply_pass_rules
+from azgo.engine.player import Player, PlayerConfig
+from azgo.engine.search import Limits, Searcher
 from azgo.engine.timecontrol import Clock, TimeSettings
 
 from scripted_eval import FakeClock, ScriptedEvaluator
@@ -238,13 +239,38 @@ def test_pass_rules():
     g.board.to_move = WHITE
     g.play(g.board.pass_move)
     s = Searcher(ScriptedEvaluator(), seed=0)
-    r = s.search(g, Limits(visits=30))
-    assert apply_pass_rules(r, g) == g.board.pass_move
-    # White would lose by passing now: never pass while the board says we lose.
+    player = Player(s)
+    s.search(g, Limits(visits=30))
+    assert player.choose(g) == g.board.pass_move
+    # ...but self-play (answer_pass off) plays on, and an excluded pass is never answered
+    assert player.choose(g, exclude={g.board.pass_move}) != g.board.pass_move
+    # White would lose by passing now: never pass while the board says we lose, even when the
+    # tree's best move is the pass.
     g2 = game_with(["E5"], [], komi=0.5, to_move=WHITE)
-    r2 = s.search(g2, Limits(visits=30))
-    r2.move = g2.board.pass_move
-    assert apply_pass_rules(r2, g2) != g2.board.pass_move
+    s.search(g2, Limits(visits=30))
+    root = s.root
+    root.N[:] = 0
+    root.N[np.flatnonzero(root.moves == g2.board.pass_move)[0]] = 25
+    root.N[0] = 5
+    assert s.choose_move() == g2.board.pass_move
+    assert player.choose(g2) == int(root.moves[0])
+
+
+def test_player_resigns_per_colour_and_samples_early_moves():
+    g = game_with(["C3", "C4", "C5", "D3", "D5", "E3", "E4", "E5", "G7", "G6"], [], komi=0, to_move=WHITE)
+    s = Searcher(ScriptedEvaluator(scale=2.0), seed=0)
+    player = Player(s, PlayerConfig(resign=ResignConfig(min_move_fraction=0.0)))
+    d = [player.genmove(g, Limits(visits=60)) for _ in range(3)]
+    assert [x.resigned for x in d] == [False, False, True]
+    assert player.trackers[BLACK].history == []  # Black's record is its own
+    # temperature: the first moves are sampled by visits, later ones are the search's choice
+    g9 = Game(9)
+    sampler = Player(Searcher(ScriptedEvaluator(), seed=1), PlayerConfig(temperature_moves=100))
+    sampler.searcher.search(g9, Limits(visits=200))
+    picks = {sampler.choose(g9) for _ in range(40)}
+    assert len(picks) > 1
+    greedy = Player(sampler.searcher)
+    assert len({greedy.choose(g9) for _ in range(10)}) == 1
 
 
 # ------------------------------------------------------------------ pondering

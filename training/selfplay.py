@@ -34,7 +34,9 @@ from azgo.engine.board import BLACK, WHITE
 from azgo.engine.game import Game
 from azgo.engine.mcts import SearchConfig
 from azgo.engine.scoring import area_score, result_string
-from azgo.engine.search import Searcher, pass_is_safe
+from azgo.engine.player import Player, PlayerConfig
+from azgo.engine.resign import ResignConfig
+from azgo.engine.search import Searcher
 from azgo.engine.sgf import FORMAT_VERSION, encode_visits, load_sgf, record_from_game, write_sgf
 
 
@@ -72,6 +74,13 @@ class SelfPlayConfig:
         return self.max_moves if self.max_moves is not None else 2 * self.size * self.size
 
 
+def player_config(cfg: SelfPlayConfig) -> PlayerConfig:
+    """Self-play's move rules: sampled opening moves, no answering passes, resignation from move 1."""
+    return PlayerConfig(temperature_moves=cfg.temperature_moves, answer_pass=False,
+                        resign=ResignConfig(enabled=True, threshold=cfg.resign_threshold,
+                                            consecutive=cfg.resign_moves, min_move_fraction=0.0))
+
+
 def search_config(cfg: SelfPlayConfig) -> SearchConfig:
     return SearchConfig(batch_size=cfg.leaves_per_game, noise_fraction=cfg.noise_fraction,
                         dirichlet_total=cfg.dirichlet_total, forced_playouts_k=cfg.forced_playouts_k,
@@ -84,14 +93,13 @@ class _Slot:
 
     game: Game
     searcher: Searcher
+    player: Player
     seed: int
     resign_on: bool
     rng: random.Random
     props: list[dict] = field(default_factory=list)
-    low_streak: dict = field(default_factory=lambda: {BLACK: 0, WHITE: 0})
     full: bool = False
     target: int = 0
-    prepared: bool = False
     result: str | None = None
     started: float = field(default_factory=time.time)
 
@@ -138,6 +146,7 @@ class SelfPlayRunner:
         self.out_dir = out_dir
         self.worker = worker
         self.scfg = search_config(cfg)
+        self.pcfg = player_config(cfg)
         self.rng = random.Random(seed)
         self._next_game = 0
         self.stats = SelfPlayStats()
@@ -149,21 +158,13 @@ class SelfPlayRunner:
         self._next_game += 1
         rng = random.Random(gseed)
         searcher = Searcher(self.evaluator, self.scfg, seed=gseed)
-        return _Slot(Game(self.cfg.size, self.cfg.komi), searcher, gseed,
+        return _Slot(Game(self.cfg.size, self.cfg.komi), searcher, Player(searcher, self.pcfg), gseed,
                      resign_on=rng.random() >= self.cfg.no_resign_fraction, rng=rng)
 
     def _start_move(self, slot: _Slot) -> None:
         slot.full = slot.rng.random() < self.cfg.full_prob
         slot.target = self.cfg.full_visits if slot.full else self.cfg.cheap_visits
-        slot.searcher.set_game(slot.game, reuse=not slot.full)
-        slot.prepared = False
-        self._maybe_prepare(slot)
-
-    def _maybe_prepare(self, slot: _Slot) -> None:
-        s = slot.searcher
-        if not slot.prepared and s.root.expanded:
-            s.prepare_root(noise=slot.full)
-            slot.prepared = True
+        slot.searcher.begin(slot.game, noise=slot.full, reuse=not slot.full)
 
     # ------------------------------------------------------------------ moves
     def _finish_move(self, slot: _Slot) -> None:
@@ -173,15 +174,10 @@ class SelfPlayRunner:
         root = s.root
         me = g.to_move
         n = g.size
-        temp = 1.0 if g.move_number < cfg.temperature_moves else 0.0
         if root.terminal is not None or not root.expanded or root.N is None or root.N.sum() == 0:
             move = g.board.pass_move
         else:
-            move = s.choose_move(temperature=temp)
-            if move == g.board.pass_move and not pass_is_safe(g.board, g.komi, me):
-                # never pass while the board as it stands loses: play the most visited other move
-                order = np.argsort(-root.N)
-                move = next((int(root.moves[i]) for i in order if int(root.moves[i]) != move), move)
+            move = slot.player.choose(g)
         visits = {int(m): int(c) for m, c in zip(root.moves, root.N)} if root.expanded else {}
         props = {"AZN": str(int(root.N.sum()) if root.expanded else 0), "AZT": "1" if slot.full else "0",
                  "AZQ": f"{root.q():.4f}", "AZV": f"{root.value:.4f}", "AZP": encode_visits(visits, n)}
@@ -191,8 +187,7 @@ class SelfPlayRunner:
             if pruned != {k: v for k, v in visits.items() if v > 0}:
                 props["AZX"] = encode_visits(pruned, n)
         winrate = (root.q() + 1) / 2
-        slot.low_streak[me] = slot.low_streak[me] + 1 if winrate < cfg.resign_threshold else 0
-        if slot.resign_on and slot.low_streak[me] >= cfg.resign_moves:
+        if slot.player.should_resign(g, me, winrate, enabled=slot.resign_on):
             slot.result = ("W" if me == BLACK else "B") + "+R"
             return
         g.play(move)
@@ -236,7 +231,7 @@ class SelfPlayRunner:
             for slot in slots:
                 s = slot.searcher
                 want = min(cfg.leaves_per_game, max(1, slot.target - s.root.visits))
-                pending, _ = s.gather(want, cfg.forced_playouts_k if slot.full and slot.prepared else 0.0)
+                pending, _ = s.gather(want)
                 if pending:
                     work.append((slot, pending))
             total = sum(len(p) for _, p in work)
@@ -255,15 +250,11 @@ class SelfPlayRunner:
                 self.stats.evals += total
                 offset = 0
                 for slot, pending in work:
-                    slot.searcher.expand_leaves([leaf for _, leaf in pending], ev, legal, offset)
-                    slot.searcher.finish(pending)
+                    slot.searcher.complete(pending, ev, legal, offset)
                     offset += len(pending)
             keep = []
             for slot in slots:
-                self._maybe_prepare(slot)
-                root = slot.searcher.root
-                if root.terminal is not None or root.visits >= slot.target or \
-                        (root.expanded and len(root.moves) == 1 and root.visits >= 2):
+                if slot.searcher.searching_done or slot.searcher.root.visits >= slot.target:
                     self._finish_move(slot)
                     if slot.result is not None:
                         self._write(slot)

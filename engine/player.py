@@ -1,0 +1,120 @@
+"""The player: which move a search turns into, for play (``azgo gtp``, ``azgo genmove``) and self-play.
+
+One place for the rules that sit between a search and the board, so that play and self-play cannot
+drift apart:
+
+* the move: sampled by visits^(1/T) while ``move_number < temperature_moves`` (self-play's opening
+  variety), else the search's choice (LCB or most visits, ``SearchConfig.lcb``);
+* pass safety: never pass while the area score of the board as it stands loses for the mover (the
+  most visited other move instead); with ``answer_pass``, answer the opponent's pass with a pass when
+  the board as it stands wins (GTP play; self-play plays on);
+* moves ``exclude``d by the caller (GTP ``avoid``/``allow``, ``kgs-genmove_cleanup``'s no-pass);
+* resignation: one ``ResignTracker`` per colour (threshold, consecutive moves, Leela Zero's handicap
+  rule and earliest move);
+* the clock: the seconds a move may take under a time control (``Clock.budget`` with ``lag`` kept back).
+
+Perspective: winrates are for the side to move at the searched position, in [0, 1].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .board import BLACK, WHITE
+from .resign import ResignConfig, ResignTracker
+from .search import Limits, SearchResult, Searcher, pass_is_safe
+
+
+@dataclass(frozen=True)
+class PlayerConfig:
+    """How a search becomes a move (see the module docstring). Play: the defaults; self-play:
+    ``temperature_moves`` > 0, ``answer_pass=False`` and its own resignation settings."""
+
+    temperature_moves: int = 0
+    answer_pass: bool = True
+    resign: ResignConfig = field(default_factory=ResignConfig)
+    lag: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.temperature_moves < 0 or self.lag < 0:
+            raise ValueError("temperature_moves and lag must be >= 0")
+
+
+@dataclass
+class Decision:
+    """A move chosen (``move`` None = resign) with the search behind it."""
+
+    move: int | None
+    result: SearchResult | None
+    winrate: float
+
+    @property
+    def resigned(self) -> bool:
+        return self.move is None
+
+
+class Player:
+    """Turns a ``Searcher``'s tree into moves for one game (both colours), remembering what
+    resignation needs; ``reset`` for a new game."""
+
+    def __init__(self, searcher: Searcher, config: PlayerConfig = PlayerConfig()):
+        self.searcher = searcher
+        self.config = config
+        self.trackers = {BLACK: ResignTracker(config.resign), WHITE: ResignTracker(config.resign)}
+
+    def reset(self) -> None:
+        for t in self.trackers.values():
+            t.reset()
+
+    # ------------------------------------------------------------------ the rules
+    def budget(self, clock, game, color: int) -> float | None:
+        """Seconds this move may take under ``clock`` (None without a time control)."""
+        if clock is None or clock.settings.kind == "none":
+            return None
+        size = game.size
+        return clock.budget(color, sum(game.board.counts), size * size, lag=self.config.lag)
+
+    def choose(self, game, exclude: set[int] | None = None) -> int:
+        """The move to play from the searcher's tree for the game's side to move (not played)."""
+        s = self.searcher
+        root = s.root
+        board = game.board
+        me = board.to_move
+        pass_move = board.pass_move
+        if self.config.answer_pass and board.passes >= 1 and board.last_move == pass_move \
+                and pass_is_safe(board, game.komi, me) and not (exclude and pass_move in exclude):
+            return pass_move
+        if root is None or root.terminal is not None or not root.expanded:
+            return pass_move
+        temperature = 1.0 if game.move_number < self.config.temperature_moves else 0.0
+        move = s.choose_move(temperature)
+        visited = [int(root.moves[i]) for i in np.argsort(-root.N, kind="stable") if root.N[i] > 0]
+        if move == pass_move and not pass_is_safe(board, game.komi, me):
+            others = [m for m in visited if m != pass_move and not (exclude and m in exclude)]
+            if not others:
+                others = [m for m in board.legal_moves() if m != pass_move and not (exclude and m in exclude)]
+            move = others[0] if others else move
+        if exclude and move in exclude:
+            move = next((m for m in visited if m not in exclude), move)
+        return move
+
+    def should_resign(self, game, color: int, winrate: float, enabled: bool = True) -> bool:
+        """Record ``color``'s root winrate at this move; True when it should resign now."""
+        g = game
+        area = g.size * g.size
+        resign = self.trackers[color].observe(winrate, g.move_number, area, g.handicap, color == WHITE)
+        return resign and enabled
+
+    # ------------------------------------------------------------------ play
+    def genmove(self, game, limits: Limits, budget: float | None = None, exclude: set[int] | None = None,
+                callback=None, interval: float = 0.5, stop=None) -> Decision:
+        """Search the game's position for its side to move and decide (the move is not played)."""
+        color = game.to_move
+        result = self.searcher.search(game, limits, budget=budget, stop=stop, callback=callback,
+                                      interval=interval, exclude=exclude)
+        move = self.choose(game, exclude)
+        if self.should_resign(game, color, result.winrate):
+            return Decision(None, result, result.winrate)
+        return Decision(move, result, result.winrate)
