@@ -451,3 +451,20 @@ def test_quit_exits_cleanly_while_stdin_stays_open():
     assert out == b"= azgo\n\n= \n\n"
     assert code == 0, f"exit status {code}: {err[-500:]}"
     assert "Fatal" not in err
+
+
+def test_minmoves_zero_visit_rows_are_from_the_side_to_move():
+    # Black is three stones up with no komi: every row of Black's analysis, the zero-visit rows that
+    # minmoves adds included, gives Black a winrate above one half.
+    engine = make_engine(visits=None)
+    cmds = ["boardsize 9", "komi 0", "play b E5", "play w pass", "play b D5", "play w pass", "play b C5",
+            "play w pass", "kata-analyze b 5 minmoves 60", "name"]
+    out = io.StringIO()
+    run(engine, io.BytesIO("".join(c + "\n" for c in cmds).encode()), out)
+    lines = [line for line in out.getvalue().split("\n") if line.startswith("info move")]
+    assert lines
+    rows = re.findall(r"move (\S+) visits (\d+) edgeVisits \d+ utility \S+ winrate (\S+)", lines[-1])
+    zero = [float(w) for _, v, w in rows if v == "0"]
+    seen = [float(w) for _, v, w in rows if v != "0"]
+    assert zero and seen and len(rows) >= 60
+    assert all(w > 0.5 for w in zero + seen), (zero[:5], seen[:5])

@@ -150,35 +150,39 @@ def test_seconds_limit_and_stop_event():
     assert 0.99 <= r.seconds <= 1.02
 
 
-def play_game_on_clock(settings: TimeSettings, size=9, moves=120, cost=0.02, lag=1.0):
+def play_game_on_clock(settings: TimeSettings, size=9, moves=120, cost=0.02, lag=1.0, threads=1):
+    """Both sides play through ``Player`` (its clock budget, pass rules, resignation off) with
+    ``threads`` search threads; the evaluator's cost moves a simulated clock (plus real time)."""
     clock = FakeClock(real=True)
     ev = ScriptedEvaluator(cost=cost, clock=clock)
     game = Game(size, komi=7.0)
     clocks = Clock(settings)
-    searchers = {c: Searcher(ev, seed=c, now=clock) for c in (BLACK, WHITE)}
+    players = {c: Player(Searcher(ev, SearchConfig(threads=threads), seed=c, now=clock),
+                         PlayerConfig(resign=ResignConfig(enabled=False), lag=lag)) for c in (BLACK, WHITE)}
     worst = 0.0
     for _ in range(moves):
         if game.over:
             break
         colour = game.to_move
-        budget = clocks.budget(colour, sum(game.board.counts), size * size, lag=lag)
+        budget = players[colour].budget(clocks, game, colour)
         t = clock()
-        r = searchers[colour].search(game, Limits(visits=10 ** 6), budget=budget)
+        d = players[colour].genmove(game, Limits(visits=10 ** 6), budget=budget)
         elapsed = clock() - t
         worst = max(worst, elapsed)
         clocks.spend(colour, elapsed)
-        game.play(r.move)
+        game.play(d.move)
     return clocks, worst, game
 
 
+@pytest.mark.parametrize("threads", [1, 2], ids=["1thread", "2threads"])
 @pytest.mark.parametrize("settings", [
     TimeSettings("absolute", main=10.0),
     TimeSettings("byoyomi", main=0.0, period=1.0, periods=5),
     TimeSettings("byoyomi", main=5.0, period=1.0, periods=1),
     TimeSettings("canadian", main=0.0, period=5.0, stones=5),
 ], ids=["absolute10s", "byoyomi5x1s", "main5s+byoyomi1x1s", "canadian5in5s"])
-def test_simulated_clock_never_overruns(settings):
-    clocks, worst, game = play_game_on_clock(settings)
+def test_simulated_clock_never_overruns(settings, threads):
+    clocks, worst, game = play_game_on_clock(settings, threads=threads)
     assert game.move_number > 60
     for c in (BLACK, WHITE):
         cc = clocks.clocks[c]

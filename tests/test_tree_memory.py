@@ -145,3 +145,25 @@ def test_gtp_genmove_answers_at_the_cap_and_says_so(capsys):
     assert "memory cap reached" in err and "1 search thread" in err
     assert rss_mb() < cap + 60
     assert np.isfinite(eng.searcher.root.q())
+
+
+@needs_proc
+def test_pondering_uses_the_threads_and_stops_at_the_cap():
+    release_memory(collect=True)
+    cap = rss_mb() + 30
+    s = Searcher(ScriptedEvaluator(tactic=1.0), SearchConfig(threads=2, max_memory_mb=cap), seed=6)
+    g = Game(19)
+    s.ponder(g, max_visits=10 ** 7)
+    t = time.monotonic()
+    while s.pondering and time.monotonic() - t < 90:
+        time.sleep(0.2)
+    assert not s.pondering and s.memory_capped  # the ponder search ended by itself at the cap
+    assert rss_mb() < cap + 60
+    s.stop_pondering()
+    # a normal ponder is stopped at once
+    s2 = Searcher(ScriptedEvaluator(), SearchConfig(threads=2), seed=7)
+    s2.ponder(Game(9))
+    time.sleep(0.3)
+    t = time.monotonic()
+    s2.stop_pondering()
+    assert time.monotonic() - t < 0.5 and s2.root.visits > 20
