@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/search_memory.py            # 20k-node tree, 20-minute kata-analyze, 300 games
-    python benchmarks/search_memory.py --quick    # < 1 min: 3k nodes, 25 s analysis with a small cap, 60 games
+    python benchmarks/search_memory.py --quick    # < 1 min: 1.5k nodes, 20 s analysis at a small cap, 40 games
     python benchmarks/search_memory.py --analysis-seconds 60 --cap 600
 
 What is measured:
@@ -13,7 +13,10 @@ What is measured:
   included): traced bytes still held after the search / nodes in the tree (a walk of it).
   ``RESULT tree_bytes_per_node_19x19`` is the larger of the two.
 * **analysis**: a real ``azgo gtp --max-memory CAP`` process on 19x19 (two moves played, then
-  ``kata-analyze b 50``) for ``--analysis-seconds``; its VmRSS is sampled every 0.5 s from
+  ``kata-analyze b 50``) for ``--analysis-seconds``, CAP being azgo's default (a quarter of RAM, at
+  most 4 GB: the run shows how far 20 minutes of analysis grow) or, with ``--quick``, the resident
+  size of a warmed-up engine + 25 MB (reached within seconds: the rest of the run is spent at the
+  cap); its VmRSS is sampled every 0.5 s from
   ``/proc/PID/status``. The run checks that info lines keep coming after the cap (the tree is reported
   as it is) and that the peak stays under cap + 300 MB. ``RESULT analysis_rss_mb`` is the peak.
 * **games**: one ``azgo gtp`` process plays ``--games`` consecutive 9x9 games against itself
@@ -45,11 +48,11 @@ def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="< 1 minute")
     ap.add_argument("--net", default=None)
-    ap.add_argument("--nodes", type=int, default=None, help="playouts of the tree measurement (default 20000, quick 2500)")
-    ap.add_argument("--analysis-seconds", type=float, default=None, help="default 1200, quick 25")
+    ap.add_argument("--nodes", type=int, default=None, help="playouts of the tree measurement (default 20000, quick 1500)")
+    ap.add_argument("--analysis-seconds", type=float, default=None, help="default 1200, quick 20")
     ap.add_argument("--cap", type=float, default=None, help="--max-memory of the analysis run in MB "
-                    "(default: azgo's own default; quick: RSS after start + 150)")
-    ap.add_argument("--games", type=int, default=None, help="default 300, quick 60")
+                    "(default: azgo's default cap; quick: the RSS of a warmed-up engine + 25, reached within seconds)")
+    ap.add_argument("--games", type=int, default=None, help="default 300, quick 40")
     return ap.parse_args(argv)
 
 
@@ -149,17 +152,19 @@ def azgo_cmd() -> list[str]:
     return [sys.executable, "-c", "from azgo.gtp.cli import main; main()"]
 
 
-def analysis_run(seconds: float, cap: float | None, net: str | None) -> tuple[float, float, int, int, bool]:
+def analysis_run(seconds: float, cap: float | None, net: str | None, small_cap: bool) -> tuple[float, float, int, int, bool]:
     """(peak RSS MB, cap MB, info lines in total, info lines in the last quarter, cap message seen)."""
     args = azgo_cmd() + ["gtp"] + (["--net", net] if net else [])
-    probe = None
-    if cap is None:
-        args_probe = args
-        probe = Gtp(args_probe)
-        probe.send("name")
+    if cap is None and not small_cap:
+        from azgo.engine.memory import default_memory_mb
+        cap = default_memory_mb()
+    if cap is None:  # a small cap: the resident size of a warmed-up engine + 25 MB
+        probe = Gtp(args + ["--visits", "200"])
+        probe.send("boardsize 19")
+        probe.send("genmove b")
         base = vmrss_mb(probe.p.pid) or 0
         probe.close()
-        cap = base + 150
+        cap = base + 25
     args += ["--max-memory", f"{cap:.0f}"]
     g = Gtp(args)
     g.send("boardsize 19")
@@ -212,9 +217,9 @@ def games_run(games: int, net: str | None) -> tuple[float, float]:
 def main(argv=None) -> int:
     args = parse_args(argv)
     quick = args.quick
-    playouts = args.nodes or (2500 if quick else 20000)
-    seconds = args.analysis_seconds or (25 if quick else 1200)
-    games = args.games or (60 if quick else 300)
+    playouts = args.nodes or (1500 if quick else 20000)
+    seconds = args.analysis_seconds or (20 if quick else 1200)
+    games = args.games or (40 if quick else 300)
     cap = args.cap
     net = resolve_net(args.net)
     t_start = time.perf_counter()
@@ -230,7 +235,7 @@ def main(argv=None) -> int:
               f"incl. its {SearchConfig().board_cache_mb:g} MB board cache), {playouts / el:.0f} playouts/s under tracemalloc",
               flush=True)
 
-    peak, used_cap, infos, late, said = analysis_run(seconds, cap, args.net)
+    peak, used_cap, infos, late, said = analysis_run(seconds, cap, args.net, small_cap=quick)
     ok = peak < used_cap + 300 and late > 0
     print(f"analysis: kata-analyze 19x19 for {seconds:.0f} s under --max-memory {used_cap:.0f}: peak RSS {peak:.0f} MB "
           f"(cap + 300 = {used_cap + 300:.0f}: {'OK' if peak < used_cap + 300 else 'OVER'}), {infos} info lines "

@@ -92,8 +92,9 @@ def engine_options(f):
         click.option("--symmetry", type=click.Choice(["none", "random", "average"]), default="random",
                      show_default=True, help="Board symmetry per network evaluation."),
         click.option("--seed", type=int, help="Random seed (reproducible searches)."),
-        click.option("--precision", type=click.Choice(["fp32", "int8"]), default="fp32", show_default=True,
-                     help="Network precision (int8 needs <net>.int8.onnx beside the net)."),
+        click.option("--precision", type=click.Choice(["auto", "fp32", "int8"]), default="auto", show_default=True,
+                     help="Network precision: auto = int8 when <net>.int8.onnx is beside the net (the packaged "
+                          "networks have one) and the net runs on the CPU, else fp32."),
         click.option("--device", default="auto", show_default=True, callback=_device_option,
                      help="auto | cpu | cuda | cuda:N: where the network runs (auto: CUDA when "
                           "onnxruntime-gpu has it, pip install 'azgo[gpu]'; else the CPU)."),
@@ -273,8 +274,10 @@ def _exit_with_parent(log) -> None:
 @click.option("--quit-without-waiting", is_flag=True, help="At end of input, stop searches at once instead of finishing the queue.")
 @click.option("--device", default="auto", show_default=True, callback=_device_option,
               help="auto | cpu | cuda | cuda:N: where the network runs.")
+@click.option("--precision", type=click.Choice(["auto", "fp32", "int8"]), default="auto", show_default=True,
+              help="auto = int8 when <net>.int8.onnx is beside the net and the net runs on the CPU.")
 def analysis_cmd(net, visits, max_time, positions, threads, batch_size, max_memory, report_as, symmetry,
-                 cache_size, seed, quit_without_waiting, device):
+                 cache_size, seed, quit_without_waiting, device, precision):
     """KataGo's JSON analysis protocol on stdin/stdout (KaTrain, review scripts)."""
     from azgo.nets.evaluator import EvalConfig
     from azgo.nets.pool import EvaluatorPool
@@ -282,7 +285,7 @@ def analysis_cmd(net, visits, max_time, positions, threads, batch_size, max_memo
     from .analysis_server import AnalysisServer, ServerConfig, serve
     from .kata_query import Defaults
     pool = EvaluatorPool(net, EvalConfig(threads=threads, symmetry=symmetry, cache_size=cache_size, seed=seed,
-                                         device=device))
+                                         device=device, precision=precision))
     try:
         first = pool.for_size(19)  # fail now, not at the first query, if the network is missing
     except NetError as e:
@@ -306,7 +309,7 @@ def analysis_cmd(net, visits, max_time, positions, threads, batch_size, max_memo
             log(f"azgo analysis: {e}; using {first.path}")
             return first
 
-    log(f"azgo analysis: network {first.path.name} ({first.net_name}), {positions} positions at a time, "
+    log(f"azgo analysis: network {first.path.name} ({first.net_name}, {first.precision}), {positions} positions at a time, "
         f"memory cap {cap:.0f} MB; ready")
     server = AnalysisServer(for_size, config, write, log, first.min_size, first.max_size, pool.loaded)
     _exit_with_parent(log)

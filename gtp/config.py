@@ -53,7 +53,7 @@ class EngineConfig:
     symmetry: str = "random"
     cache_size: int = 100_000
     seed: int | None = None
-    precision: str = "fp32"
+    precision: str = "auto"  # int8 where <net>.int8.onnx is beside the net (on the CPU), else fp32
     device: str = "auto"
     gpu_batch_size: int = GPU_BATCH_SIZE
     lizzie: bool = False  # `version` in the form Lizzie 0.7.4 accepts (see gtp.engine.lizzie_version)

@@ -127,7 +127,9 @@ class GtpEngine:
         self.streaming.update({n: self._genmove_analyze for n in GENMOVE_ANALYZE})
         self.quit_requested = False
         self._ponder_after = False
-        log(f"azgo: {self.threads.describe()}; memory cap {self.max_memory:.0f} MB"
+        net = getattr(self.evaluator, "path", None)
+        net = f"network {net.name} ({getattr(self.evaluator, 'precision', 'fp32')}); " if net is not None else ""
+        log(f"azgo: {net}{self.threads.describe()}; memory cap {self.max_memory:.0f} MB"
             + (" (--max-memory default: a quarter of RAM, at most 4096)" if config.max_memory is None else ""))
 
     def _use(self, evaluator) -> None:

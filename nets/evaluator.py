@@ -62,7 +62,7 @@ __all__ = ["EvalConfig", "Evaluation", "NetError", "OnnxEvaluator", "choose_prov
            "parse_device"]
 
 SYMMETRY_MODES = ("none", "random", "average")
-PRECISIONS = ("fp32", "int8")
+PRECISIONS = ("fp32", "int8", "auto")
 SUPPORTED_FORMAT = "1"
 INT8_SUFFIX = ".int8.onnx"
 CUDA_PROVIDER = "CUDAExecutionProvider"
@@ -120,8 +120,10 @@ class EvalConfig:
     allow_spinning: let idle ORT worker threads spin (faster only when the cores are otherwise idle).
     symmetry: "none" | "random" | "average" (all 8 symmetries, 8x the work).
     cache_size: LRU entries keyed by caller position hashes; 0 turns the cache off.
-    precision: "fp32" | "int8". With "int8" the evaluator loads the static QDQ int8 model: the given
-        file if it is one, else ``<name>.int8.onnx`` beside it (made by :mod:`azgo.nets.quantize`).
+    precision: "fp32" | "int8" | "auto". With "int8" the evaluator loads the static QDQ int8 model: the
+        given file if it is one, else ``<name>.int8.onnx`` beside it (made by :mod:`azgo.nets.quantize`).
+        "auto": int8 when that model is beside the network and the network runs on the CPU, else the
+        file as it is (``precision`` of the evaluator says which).
     seed: seed of the generator that draws "random" symmetries (None = fresh entropy).
     device: "cpu" | "auto" | "cuda" | "cuda:N" (see the module docstring, :func:`choose_providers`).
     """
@@ -196,7 +198,12 @@ class OnnxEvaluator:
 
     def __init__(self, path: str | os.PathLike, config: EvalConfig | None = None) -> None:
         self.config = config or EvalConfig()
-        self.path = self._choose_file(Path(path), self.config.precision)
+        want = self.config.precision
+        if want == "auto":  # int8 where it is beside the net and the net runs on the CPU
+            on_cpu = choose_providers(self.config.device, ort.get_available_providers())[0] == CPU_PROVIDER
+            want = "int8" if on_cpu and Path(path).with_name(Path(path).stem + INT8_SUFFIX).is_file() else "any"
+        self.path = self._choose_file(Path(path), want)
+        self._want_precision = want
         so = ort.SessionOptions()
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         so.intra_op_num_threads = self.config.threads
@@ -272,8 +279,11 @@ class OnnxEvaluator:
         except ValueError as exc:
             raise NetError(f"{path}: bad azgo_min_size/azgo_max_size metadata: {exc}") from exc
         precision = meta.get("azgo_precision", "fp32")
-        if precision != self.config.precision:
-            if self.config.precision == "int8":
+        self.precision = precision
+        """The precision of the network in use ("fp32" or "int8")."""
+        want = self._want_precision
+        if want != "any" and precision != want:
+            if want == "int8":
                 raise NetError(
                     f"{path} is a {precision} network and no int8 model was found beside it "
                     f"(expected {path.with_name(path.stem + INT8_SUFFIX)}); make one with "

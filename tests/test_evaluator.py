@@ -215,6 +215,24 @@ def test_int8_quantization_and_accuracy(tmp_path):
     assert 0.0 <= report["top1_agreement"] <= 1.0 and report["value_mae"] < 0.2
     with pytest.raises(NetError, match="use EvalConfig\\(precision='int8'\\)"):
         OnnxEvaluator(q)
+    # "auto" takes the int8 sibling where there is one, the file as it is otherwise
+    auto = OnnxEvaluator(fp32, EvalConfig(precision="auto"))
+    assert auto.path == q and auto.precision == "int8"
+    assert OnnxEvaluator(q, EvalConfig(precision="auto")).precision == "int8"
+    lone = tmp_path / "lone.onnx"
+    lone.write_bytes(DEFAULT.read_bytes())
+    assert OnnxEvaluator(lone, EvalConfig(precision="auto")).precision == "fp32"
+
+
+def test_packaged_network_has_its_int8_model_and_gtp_uses_it():
+    from azgo.gtp.config import EngineConfig
+    int8 = DEFAULT.with_name("default.int8.onnx")
+    assert int8.is_file()
+    ev = OnnxEvaluator(DEFAULT, EvalConfig(precision="auto"))
+    assert ev.precision == "int8" and ev.path == int8
+    meta = json.loads(ev.metadata["azgo_calibration"])
+    assert meta["positions"] >= 500 and set(meta["board_sizes"]) >= {9, 19}
+    assert EngineConfig().precision == "auto"
 
 
 def test_registry():
