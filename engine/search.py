@@ -286,8 +286,8 @@ class Searcher:
             top = np.take_along_axis(top, np.argsort(-np.take_along_axis(policy, top, 1), axis=1, kind="stable"), 1)
         else:
             top = np.argsort(-policy, axis=1, kind="stable")
-        top_p = np.take_along_axis(policy, top, 1)
         total = np.where(mask, policy, 0.0).sum(1)
+        top_p = (np.take_along_axis(policy, top, 1) / np.maximum(total, 1e-30)[:, None]).astype(np.float32)
         top = top.astype(np.int16)
         values = ev.value[rows].tolist()
         scores = ev.score[rows].tolist() if ev.score is not None else [0.0] * len(nodes)
@@ -300,13 +300,12 @@ class Searcher:
                 elif depth == 1:  # the root's children: analysis reports their ownership
                     own = np.array(ev.ownership[offset + k], dtype=np.float16)
             n_legal = int(count[k])
-            if node.dense or node.tried() or total[k] <= 0:
+            if node.dense or node.st is not None or total[k] <= 0:
                 node.expand(np.flatnonzero(mask[k]), ev.policy[offset + k], float(values[k]), float(scores[k]),
                             own, inner)
             else:
                 kk = min(keep, n_legal)
-                node.expand_top(top[k, :kk], (top_p[k, :kk] / total[k]).astype(np.float32), kk < n_legal, float(values[k]),
-                                float(scores[k]), own)
+                node.expand_top(top[k, :kk], top_p[k, :kk], kk < n_legal, values[k], scores[k], own)
             if node is not root:
                 self._cache_board(node)
 
