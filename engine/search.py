@@ -181,8 +181,7 @@ class Searcher:
         node.cells = bytes(board.cells)
         node.hash = board.hash
         node.passes = board.passes
-        if board.game_over:
-            node.terminal, node.score = exact_value(board, game.komi)
+        node.terminal = None  # a game after two passes can go on (GTP play, kgs-genmove_cleanup)
         if not node.to_dense() or (node.expanded and node.ownership is None and self.has_ownership):
             node.expanded = False  # the root needs every legal move and its ownership: ask the network again
         self.root = node
