@@ -4,7 +4,8 @@ Each line is one ``azgo match`` (komi 7, colours alternating, Tromp-Taylor adjud
 with its SGF files, the engines' stderr and its summary kept in ``OUT/<line>/``; ``OUT/table.md`` is the
 Markdown table (raw counts, win rate with the 95% Wilson interval, Elo, and the command of every line).
 Lines run ``--parallel`` at a time (default 2: one per core, each engine with one thread, so every
-engine has a core to itself while it thinks). A killed run goes on where it stopped (``azgo match
+engine has a core to itself while it thinks; with ``--parallel 1`` azgo runs with its default
+``--threads auto`` and Pachi with as many threads). A killed run goes on where it stopped (``azgo match
 --resume``).
 
 Lines (names for ``--lines``):
@@ -49,7 +50,8 @@ def pachi() -> str:
 
 
 def lines(args) -> dict[str, dict]:
-    azgo = f"azgo gtp --seconds {args.seconds:g} --threads 1"
+    azgo = f"azgo gtp --seconds {args.seconds:g} --threads {args.threads}"
+    cores = (os.cpu_count() or 1) if args.threads == "auto" else int(args.threads)
     if args.net:
         azgo += f" --net {shlex.quote(args.net)}"
     table = {}
@@ -58,7 +60,7 @@ def lines(args) -> dict[str, dict]:
     if "pachi9" in args.lines:
         table["pachi9"] = dict(opponent=f"Pachi 11.99, {args.seconds:g} s/move", size=9,
                                games=args.pachi_games or args.games,
-                               b=f"{pachi()} -t {args.seconds:g} threads=1,pondering=0,pass_all_alive", a=azgo)
+                               b=f"{pachi()} -t {args.seconds:g} threads={cores},pondering=0,pass_all_alive", a=azgo)
     if "gnugo13" in args.lines:
         table["gnugo13"] = dict(opponent="GNU Go 3.8 level 10", size=13, games=args.games13, b=gnugo_level10(), a=azgo)
     if "gnugo19" in args.lines:
@@ -102,11 +104,15 @@ def main() -> int:
     ap.add_argument("--net", help="network (default: the packaged one)")
     ap.add_argument("--lines", default="gnugo9,pachi9,gnugo13,gnugo19")
     ap.add_argument("--parallel", type=int, default=2)
+    ap.add_argument("--threads", default=None, help="azgo's --threads (and Pachi's threads): default 1 when lines "
+                    "run in parallel (a core per line), else auto (every core: azgo's default)")
     ap.add_argument("--quick", action="store_true", help="2 games per line, 0.2 s per move (a smoke run)")
     args = ap.parse_args()
     if args.quick:
         args.games, args.pachi_games, args.games13, args.games19, args.seconds = 2, 2, 1, 1, 0.2
     args.lines = args.lines.split(",")
+    if args.threads is None:
+        args.threads = "1" if args.parallel > 1 else "auto"
     os.makedirs(args.out, exist_ok=True)
     table = lines(args)
     with ThreadPoolExecutor(args.parallel) as pool:
