@@ -66,6 +66,8 @@ class SearchConfig:
         nearest cached ancestor; the root's board is always kept).
     max_memory_mb: resident-memory cap of the process (None = none): at the cap a search stops
         growing its tree and returns what it has (``SearchResult.memory_capped``).
+    ownership_depth: nodes down to this depth keep their ownership (the root always does; 1: the
+        root's children too, for analysis that reports them; 2: also after the tree moved one move on).
     """
 
     c_puct: float = 1.1
@@ -85,6 +87,7 @@ class SearchConfig:
     inner_moves: int = 32
     board_cache_mb: float = 6.0
     max_memory_mb: float | None = None
+    ownership_depth: int = 1
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:

@@ -296,7 +296,7 @@ class Searcher:
             if ev.ownership is not None:
                 if depth == 0:
                     own = np.array(ev.ownership[offset + k], dtype=np.float32)
-                elif depth == 1:  # the root's children: analysis reports their ownership
+                elif depth <= self.config.ownership_depth:  # where analysis reports it
                     own = np.array(ev.ownership[offset + k], dtype=np.float16)
             n_legal = int(count[k])
             if node.dense or node.st is not None or total[k] <= 0:

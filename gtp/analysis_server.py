@@ -269,6 +269,7 @@ class AnalysisServer:
             t.searcher = s
             return
         cfg = SearchConfig(batch_size=self.config.batch_size,
+                           ownership_depth=2 if q.include_moves_ownership else 1,  # turns move the tree one on
                            root_policy_temperature=q.root_policy_temperature,
                            **({"root_fpu_reduction": q.root_fpu_reduction} if q.root_fpu_reduction is not None else {}),
                            **({"c_puct": q.c_puct} if q.c_puct else {}))

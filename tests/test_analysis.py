@@ -369,3 +369,17 @@ def test_end_of_input_finishes_the_queue():
         ids.add(json.loads(line)["id"])
     assert ids == {"q0", "q1", "q2"}
     assert p.proc.wait(timeout=30) == 0
+
+
+def test_moves_ownership_on_consecutive_turns(server):
+    # consecutive turns reuse the tree one move on: every analysed move still has its ownership
+    server.send(query("mo", moves_of(GAME9), analyzeTurns=[3, 4, 5], maxVisits=60, includeMovesOwnership=True))
+    got = {}
+    while len(got) < 3:
+        r = server.read()
+        assert "error" not in r, r
+        if r.get("isDuringSearch") is False:
+            got[r["turnNumber"]] = r
+    for turn, r in got.items():
+        for m in r["moveInfos"]:
+            assert len(m.get("ownership", [])) == 81, (turn, m["move"])
