@@ -120,7 +120,7 @@ def main() -> int:
     md = ["| opponent | board | azgo per move | games | azgo won | lost | draws | win rate (95% interval) | Elo (95% interval) |",
           "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        md.append(f"| {r['opponent']} | {r['size']}x{r['size']} | {args.seconds:g} s, 1 thread | {r['games']} | "
+        md.append(f"| {r['opponent']} | {r['size']}x{r['size']} | {args.seconds:g} s, {'default threads' if args.threads == 'auto' else args.threads + ' thread' + ('s' if args.threads != '1' else '')} | {r['games']} | "
                   f"{r['wins']} | {r['losses']} | {r['draws']} | {r['rate']}% ({r['lo']}-{r['hi']}%) | "
                   f"{r['elo']} ({r['elo_lo']} .. {r['elo_hi']}) |")
     md.append("")
