@@ -6,6 +6,16 @@ starts fresh; then runs playouts in batches of ``config.batch_size`` leaves per 
 limit is reached or ``stop`` is set. ``ponder(game)`` runs the same search in a background thread on
 the opponent's time; ``stop_pondering()`` ends it at once (within one batch).
 
+Threads: with ``config.threads`` > 1 that many threads share the tree, each with one batch in the
+network at a time: gathering (selection under virtual loss, board rebuilding, encoding) and backing up
+run under one lock, the network call outside it (onnxruntime releases the GIL).
+
+Stepwise: ``begin`` / ``gather`` / ``encode_leaves`` / ``complete`` are the same steps for callers that
+batch many searches into one network call (self-play, the JSON analysis server).
+
+Memory: nodes are compact (``azgo.engine.mcts``); full boards live in a bounded LRU cache; with
+``config.max_memory_mb`` the search stops growing the tree when the process reaches the cap.
+
 The evaluator is anything with ``evaluate(planes float32[B, C, N, N], legal bool[B, N*N+1], keys)``
 returning ``policy [B, N*N+1]``, ``value [B]`` (side to move), ``ownership [B, N*N]`` or None and
 ``score [B]`` or None (``azgo.nets.evaluator.OnnxEvaluator`` does).
