@@ -29,19 +29,19 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import subprocess
 import sys
 import threading
 import time
 import tracemalloc
 
-from azgo.engine.board import WALL
 from azgo.engine.game import Game
 from azgo.engine.mcts import SearchConfig
 from azgo.engine.search import Limits, Searcher
 from azgo.nets.evaluator import EvalConfig, OnnxEvaluator
 from azgo.nets.registry import resolve_net
+
+from search_speed import random_game  # this folder is on sys.path when the script runs
 
 
 def parse_args(argv=None):
@@ -54,19 +54,6 @@ def parse_args(argv=None):
                     "(default: azgo's default cap; quick: the RSS of a warmed-up engine + 25, reached within seconds)")
     ap.add_argument("--games", type=int, default=None, help="default 300, quick 40")
     return ap.parse_args(argv)
-
-
-def random_game(size: int, moves: int, seed: int) -> Game:
-    rng = random.Random(seed)
-    g = Game(size)
-    for _ in range(moves):
-        b = g.board
-        me = b.to_move
-        cells, nbrs, loc_of = b.cells, b.g.nbrs, b.g.loc_of
-        cands = [m for m in b.legal_moves() if m != b.pass_move
-                 and not all(cells[q] in (me, WALL) for q in nbrs[loc_of[m]])]
-        g.play(rng.choice(cands) if cands else b.pass_move)
-    return g
 
 
 def tree_bytes(ev, game: Game, playouts: int) -> tuple[float, int, float]:

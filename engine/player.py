@@ -44,15 +44,12 @@ class PlayerConfig:
 
 @dataclass
 class Decision:
-    """A move chosen (``move`` None = resign) with the search behind it."""
+    """The move the search chose, whether to resign instead, and the search behind it."""
 
-    move: int | None
+    move: int
+    resigned: bool
     result: SearchResult | None
     winrate: float
-
-    @property
-    def resigned(self) -> bool:
-        return self.move is None
 
 
 class Player:
@@ -115,6 +112,4 @@ class Player:
         result = self.searcher.search(game, limits, budget=budget, stop=stop, callback=callback,
                                       interval=interval, exclude=exclude)
         move = self.choose(game, exclude)
-        if self.should_resign(game, color, result.winrate):
-            return Decision(None, result, result.winrate)
-        return Decision(move, result, result.winrate)
+        return Decision(move, self.should_resign(game, color, result.winrate), result, result.winrate)

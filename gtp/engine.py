@@ -247,8 +247,7 @@ class GtpEngine:
                                        interval=interval)
         result = decision.result
         self._note_cap(result.memory_capped)
-        move = self.player.choose(self.game, exclude) if decision.resigned else decision.move
-        resign = decision.resigned
+        move, resign = decision.move, decision.resigned
         lead = f", lead {result.score_lead:+.1f}" if result.score_lead is not None else ""
         log(f"azgo: {move_to_gtp(move, self.size)} winrate {100 * result.winrate:.1f}%{lead}, "
             f"{result.visits} visits ({result.reused_visits} reused), {result.playouts} playouts in "
