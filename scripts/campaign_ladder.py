@@ -5,7 +5,7 @@ The ladder is read from ``docs/runs/campaign/ladder.json``, a list of matches::
     {"stage": 2, "network": "big2", "core_hours": 6.1, "board": 13,
      "opponent": "GNU Go 3.8 level 10", "sgf": "docs/strength/campaign3/gnugo13", "player": "azgo"}
 
-``core_hours`` is the campaign's compute up to that network (data generation + training, CPU core-hours);
+``sgf`` is a folder (relative paths from the repository root); ``core_hours`` is the campaign's compute up to that network (data generation + training, CPU core-hours);
 ``opponent`` is either an outside anchor (``GNU Go ...``) or ``stage N`` (a head-to-head against an earlier
 network of the ladder on that board size). ``chain_elo`` places a network against stage 0 (the packaged
 default network = 0) on that board size, through matches back to stage 0; a match against a network with no
@@ -32,6 +32,7 @@ from sgfmill import sgf
 
 from azgo.gtp.match import elo as match_elo, wilson
 
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # relative "sgf" paths start here
 FIELDS = ["stage", "network", "core_hours", "board", "opponent", "games", "wins", "win_rate",
           "win_lo", "win_hi", "elo", "elo_lo", "elo_hi", "chain_elo", "sgf"]
 
@@ -61,10 +62,9 @@ def count(folder: str, player: str) -> tuple[int, float]:
 
 def build(spec_path: str) -> list[dict]:
     spec = json.load(open(spec_path))
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(spec_path)))))
     rows, chain = [], {}
     for m in spec:
-        folder = m["sgf"] if os.path.isabs(m["sgf"]) else os.path.join(root, m["sgf"])
+        folder = m["sgf"] if os.path.isabs(m["sgf"]) else os.path.join(REPO, m["sgf"])
         n, w = count(folder, m.get("player", "azgo"))
         lo, hi = wilson(w, n)
         e = elo(w / n) if n else None
@@ -141,8 +141,7 @@ def plot(rows: list[dict], png: str) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    spec = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs",
-                                                      "runs", "campaign", "ladder.json")
+    spec = argv[1] if len(argv) > 1 else os.path.join(REPO, "docs", "runs", "campaign", "ladder.json")
     rows = build(spec)
     out = os.path.join(os.path.dirname(os.path.abspath(spec)), "ladder.csv")
     tmp = out + ".tmp"
