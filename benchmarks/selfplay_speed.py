@@ -12,7 +12,11 @@ fresh folders, once by ``--workers`` (2) local worker processes (``run_selfplay`
 interleaved, ``--rounds`` times each. Positions/s = moves of the games written / wall seconds of the
 command's work; ``ray_selfplay_vs_local`` = Ray's median over local's median (1.0 = no cost).
 
-Usage: python benchmarks/selfplay_speed.py [--quick] [--net PATH] [--ray [--workers N]]
+Int8 mode (``--int8``): the same self-play settings on one core with the fp32 network and with its
+static int8 sibling (``<net>.int8.onnx``, as ``azgo selfplay --precision int8``), interleaved, the same
+runner seeds for both; ``selfplay_int8_vs_fp32`` = int8's median positions/s over fp32's.
+
+Usage: python benchmarks/selfplay_speed.py [--quick] [--net PATH] [--size N] [--ray [--workers N] | --int8]
 """
 
 from __future__ import annotations
@@ -119,6 +123,32 @@ def ray_vs_local(args) -> int:
     return 0
 
 
+def int8_vs_fp32(args) -> int:
+    """The int8 mode: fp32 vs int8 self-play positions/s on one core (see the module docstring)."""
+    net = resolve_net(args.net)
+    evs = {p: OnnxEvaluator(net, EvalConfig(threads=1, symmetry="random", cache_size=0, precision=p))
+           for p in ("fp32", "int8")}
+    cfg = SelfPlayConfig(size=args.size, concurrent_games=16, leaves_per_game=4)
+    rounds, seconds = (2, 12.0) if args.quick else (3, 40.0)
+    print(f"# selfplay_speed --int8{' --quick' if args.quick else ''} | {os.path.basename(str(evs['fp32'].path))} vs "
+          f"{os.path.basename(str(evs['int8'].path))} | {args.size}x{args.size} | 1 onnxruntime thread | "
+          f"full {cfg.full_visits} / cheap {cfg.cheap_visits} visits | load avg {os.getloadavg()[0]:.2f}")
+    rates: dict[str, list[float]] = {"fp32": [], "int8": []}
+    for r in range(rounds):
+        for p, ev in evs.items():
+            runner = SelfPlayRunner(ev, cfg, seed=200 + r)
+            deadline = time.perf_counter() + seconds
+            st = runner.play(10 ** 6, should_stop=lambda: time.perf_counter() > deadline)
+            rates[p].append(st.moves / st.seconds)
+            print(f"round {r + 1} {p}: {st.moves} moves in {st.seconds:.1f} s: {rates[p][-1]:.1f} positions/s, "
+                  f"{st.evals / st.seconds:.0f} evals/s")
+    fp32, int8 = statistics.median(rates["fp32"]), statistics.median(rates["int8"])
+    print(f"RESULT selfplay_fp32_positions_per_s {fp32:.1f}")
+    print(f"RESULT selfplay_int8_positions_per_s {int8:.1f}")
+    print(f"RESULT selfplay_int8_vs_fp32 {int8 / fp32:.2f}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="under a minute")
@@ -127,7 +157,10 @@ def main() -> int:
     ap.add_argument("--ray", action="store_true", help="Ray actors vs local worker processes (azgo[cluster])")
     ap.add_argument("--workers", type=int, default=2, help="with --ray: local processes and Ray actors")
     ap.add_argument("--rounds", type=int, help="with --ray: runs of each mode (default 1 with --quick, else 2)")
+    ap.add_argument("--int8", action="store_true", help="fp32 vs int8 network (azgo selfplay --precision int8)")
     args = ap.parse_args()
+    if args.int8:
+        return int8_vs_fp32(args)
     if args.ray:
         return ray_vs_local(args)
     rounds = 2 if args.quick else 4

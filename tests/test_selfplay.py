@@ -162,3 +162,34 @@ def test_two_workers_and_a_trainer_share_one_archive(tmp_path, tiny_net):
 
 def _net_ids(folder) -> set[str]:
     return {load_sgf(p).root_props["AZM"] for p in archive_games(str(folder))}
+
+
+def test_selfplay_precision_int8_plays_with_the_quantized_sibling(tmp_path, tiny_net):
+    pytest.importorskip("onnx")
+    import numpy as np
+
+    from azgo.nets.quantize import quantize_int8
+    from azgo.training.workers import network_file
+
+    net = tmp_path / "tiny.onnx"
+    shutil.copy(tiny_net, net)
+    base = AZGO + ["selfplay", "--net", str(net), "--size", "7", "--full-visits", "8", "--cheap-visits", "4",
+                   "--concurrent-games", "2", "--games", "2", "--no-progress", "--seed", "3", "--precision", "int8"]
+    res = subprocess.run(base + ["--out", str(tmp_path / "none")], capture_output=True, text=True, timeout=300)
+    assert res.returncode != 0 and "no int8 model was found" in res.stderr  # no sibling yet: a clear error
+    assert network_file(str(net), "auto") == str(net) == network_file(str(net), "int8")
+
+    from azgo.engine import planes as P
+    rng = np.random.default_rng(1)
+    calib = np.zeros((8, P.NUM_PLANES, 7, 7), np.float32)
+    calib[:, P.OWN_STONES] = rng.integers(0, 2, (8, 7, 7))
+    calib[:, P.ON_BOARD_PLANE] = 1.0
+    q = quantize_int8(net, calib, calibration_note="test")
+    assert network_file(str(net), "auto") == str(q) and network_file(str(net), "fp32") == str(net)
+    out = tmp_path / "games"
+    res = subprocess.run(base + ["--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    games = archive_games(str(out))
+    assert len(games) == 2
+    for path in games:  # each game names the network it was played with: the int8 file
+        assert load_sgf(path).root_props["AZM"] == net_id(str(q)) != net_id(str(net))

@@ -49,7 +49,7 @@ from typing import Callable
 import click
 
 from .selfplay import SelfPlayConfig, SelfPlayRunner, write_game_file
-from .workers import BEST_NET, archive_games, clean_partial, eval_config, net_id
+from .workers import BEST_NET, archive_games, clean_partial, eval_config, net_id, network_file
 
 CLUSTER_HINT = "python3 -m pip install 'azgo[cluster]'  (Ray 2.x)"
 GAMES_WAIT_S = 1.0          # an actor's games() call returns after at most this long without a game
@@ -121,7 +121,7 @@ class SelfPlayActor:
                 with open(path + ".tmp", "wb") as f:
                     f.write(net)
                 os.replace(path + ".tmp", path)
-                self.evaluator = OnnxEvaluator(path, eval_config(self.threads, seed, self.device))
+                self.evaluator = OnnxEvaluator(path, eval_config(self.threads, seed, self.device, self.cfg.precision))
                 self.digest = digest
         except Exception as e:  # NetError, OSError
             self.error = f"{self.name}: {e}"
@@ -230,7 +230,10 @@ class RaySelfPlay:
         return self.ray.get([a.pid.remote() for a in self.actors if a is not None])
 
     def _refresh_net(self, path: str) -> bool:
-        """Put the network file into the object store when it changed; True when it did."""
+        """Put the network file into the object store when it changed; True when it did.
+
+        With ``precision`` int8 (or auto) the file sent is the network's ``.int8.onnx`` sibling."""
+        path = network_file(path, self.cfg.precision)
         try:
             st = os.stat(path)
         except OSError:

@@ -60,8 +60,11 @@ class SelfPlayConfig:
     no_resign_fraction: float = 0.1
     concurrent_games: int = 16
     leaves_per_game: int = 4
+    precision: str = "fp32"  # the network file: fp32 | int8 (its .int8.onnx sibling) | auto (int8 where beside)
 
     def __post_init__(self) -> None:
+        if self.precision not in ("fp32", "int8", "auto"):
+            raise ValueError(f"precision must be fp32, int8 or auto, got {self.precision!r}")
         if not 0 <= self.full_prob <= 1 or not 0 <= self.no_resign_fraction <= 1:
             raise ValueError("probabilities must be in [0, 1]")
         if self.full_visits < 1 or self.cheap_visits < 1:

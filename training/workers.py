@@ -60,15 +60,30 @@ def net_id(path: str) -> str:
     return f"{os.path.splitext(os.path.basename(path))[0]}-{digest}"
 
 
-def eval_config(threads: int, seed: int, device: str = "cpu"):
-    """The evaluator settings of a self-play worker (random symmetry, a 20,000-position cache)."""
+def eval_config(threads: int, seed: int, device: str = "cpu", precision: str = "fp32"):
+    """The evaluator settings of a self-play worker (random symmetry, a 20,000-position cache).
+
+    ``precision``: "fp32", "int8" (the network's ``.int8.onnx`` sibling, or the file itself if it is
+    int8) or "auto" (int8 where that sibling exists and the network runs on the CPU).
+    """
     from azgo.nets.evaluator import EvalConfig
-    return EvalConfig(threads=threads, symmetry="random", cache_size=20_000, seed=seed, device=device)
+    return EvalConfig(threads=threads, symmetry="random", cache_size=20_000, seed=seed, device=device,
+                      precision=precision)
 
 
-def _load(path: str, threads: int, seed: int, device: str = "cpu"):
+def _load(path: str, threads: int, seed: int, device: str = "cpu", precision: str = "fp32"):
     from azgo.nets.evaluator import OnnxEvaluator
-    return OnnxEvaluator(path, eval_config(threads, seed, device))
+    return OnnxEvaluator(path, eval_config(threads, seed, device, precision))
+
+
+def network_file(path: str, precision: str) -> str:
+    """The file a worker with ``precision`` plays with: ``path``, or its ``.int8.onnx`` sibling for
+    "int8" and, where that sibling exists, for "auto" (the Ray driver sends this file's bytes)."""
+    from azgo.nets.evaluator import INT8_SUFFIX
+    if precision == "fp32" or path.endswith(INT8_SUFFIX):
+        return path
+    sibling = os.path.splitext(path)[0] + INT8_SUFFIX
+    return sibling if os.path.isfile(sibling) else path
 
 
 def default_concurrent_games(device: str) -> int:
@@ -104,13 +119,13 @@ def worker_main(worker: int, out_dir: str, net: str | None, archive: str | None,
             return
         if path != current or m != mtime:
             try:
-                evaluator = _load(path, threads, seed + worker, device)
+                evaluator = _load(path, threads, seed + worker, device, cfg.precision)
             except ValueError as e:  # NetError: unusable network or device
                 if queue is None:
                     raise
                 queue.put(("error", worker, str(e)))
                 return
-            ident, current, mtime = net_id(path), path, m
+            ident, current, mtime = net_id(str(evaluator.path)), path, m  # the file played (int8 or not)
         n = chunk if games == 0 else min(chunk, games - done)
         runner = SelfPlayRunner(evaluator, cfg, seed=(seed * 7919 + worker * 104_729 + round_no * 13) & 0x7FFFFFFF,
                                 net_id=ident, out_dir=out_dir, worker=f"w{worker}")
@@ -203,6 +218,9 @@ def run_selfplay(out_dir: str, games: int, workers: int, cfg: SelfPlayConfig, ne
               help=f"Games per worker advancing together (their leaves share network calls)  "
                    f"[default: {SelfPlayConfig.concurrent_games}; {GPU_CONCURRENT_GAMES} when the network runs on CUDA]")
 @click.option("--max-moves", type=click.IntRange(min=1), help="Maximum game length (default 2*size*size).")
+@click.option("--precision", type=click.Choice(["fp32", "int8", "auto"]), default="fp32", show_default=True,
+              help="int8: play with the network's .int8.onnx sibling (python -m azgo.nets.quantize; 2-3x the "
+                   "positions a second on the CPU); auto: int8 where that sibling exists.")
 @click.option("--seed", type=int, help="Random seed (default: fresh).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--device", default="auto", show_default=True,
@@ -215,7 +233,8 @@ def run_selfplay(out_dir: str, games: int, workers: int, cfg: SelfPlayConfig, ne
                    "to this process, which writes them into OUT; no shared folder needed.")
 @click.pass_context
 def selfplay(ctx, out_dir, net, archive, games, workers, threads, size, komi, full_visits, cheap_visits, full_prob,
-             resign_threshold, no_resign_fraction, concurrent_games, max_moves, seed, no_progress, device, ray_address):
+             resign_threshold, no_resign_fraction, concurrent_games, max_moves, precision, seed, no_progress, device,
+             ray_address):
     """Play self-play games into an SGF archive folder (resumable; several workers or machines)."""
     from click.core import ParameterSource
     from azgo.nets.evaluator import parse_device
@@ -228,7 +247,7 @@ def selfplay(ctx, out_dir, net, archive, games, workers, threads, size, komi, fu
     cfg = SelfPlayConfig(size=size, komi=komi, full_visits=full_visits, cheap_visits=cheap_visits,
                          full_prob=full_prob, resign_threshold=resign_threshold,
                          no_resign_fraction=no_resign_fraction, concurrent_games=concurrent_games,
-                         max_moves=max_moves)
+                         max_moves=max_moves, precision=precision)
     if net is None:
         best = os.path.join(archive or out_dir, BEST_NET)
         if not os.path.isfile(best):
