@@ -277,3 +277,34 @@ def test_registry_by_board_size_and_gtp_switches_network(tmp_path, monkeypatch):
     (tmp_path / "registry.json").write_text("{not json")
     with pytest.raises(NetError, match="registry"):
         registry.default_net_path(19)
+
+
+def test_packaged_registry_covers_every_size_once_with_carded_loadable_networks():
+    import hashlib
+    entries = registry.packaged_registry()
+    if not entries:
+        pytest.skip("no nets/registry.json: nets/default.onnx plays every size")
+    folder = DEFAULT.parent
+    owner = {}
+    for e in entries:
+        lo, hi = e["sizes"]
+        for n in range(lo, hi + 1):
+            assert n not in owner, f"{n}x{n} is in two registry entries"
+            owner[n] = e["file"]
+    assert sorted(owner) == list(range(7, 20))  # every supported size, no gaps
+    for name in set(owner.values()):
+        card = json.loads((folder / name).with_suffix(".json").read_text())
+        data = (folder / name).read_bytes()
+        assert card["file"] == name and card["sha256"] == hashlib.sha256(data).hexdigest()
+        assert card["strength"] and card["training"]
+        if "int8" in card:  # the int8 copy the engine plays by default is the one the card describes
+            q = (folder / card["int8"]["file"]).read_bytes()
+            assert card["int8"]["sha256"] == hashlib.sha256(q).hexdigest()
+        ev = OnnxEvaluator(folder / name, EvalConfig(precision="auto"))
+        n = max(s for s, f in owner.items() if f == name)
+        x = np.zeros((1, P.NUM_PLANES, n, n), np.float32)
+        x[:, P.ON_BOARD_PLANE] = 1.0
+        out = ev.evaluate(x, np.ones((1, n * n + 1), bool))
+        assert abs(float(out.policy.sum()) - 1.0) < 1e-4 and -1.0 <= float(out.value[0]) <= 1.0
+    for n, name in owner.items():
+        assert registry.default_net_path(n).name == name
