@@ -80,10 +80,11 @@ def network_file(path: str, precision: str) -> str:
     """The file a worker with ``precision`` plays with: ``path``, or its ``.int8.onnx`` sibling for
     "int8" and, where that sibling exists, for "auto" (the Ray driver sends this file's bytes)."""
     from azgo.nets.evaluator import INT8_SUFFIX
+    from azgo.nets.quantize import int8_path_for
     if precision == "fp32" or path.endswith(INT8_SUFFIX):
         return path
-    sibling = os.path.splitext(path)[0] + INT8_SUFFIX
-    return sibling if os.path.isfile(sibling) else path
+    sibling = int8_path_for(path)
+    return str(sibling) if sibling.is_file() else path
 
 
 def default_concurrent_games(device: str) -> int:
