@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import io
 import re
+import threading
+import time
 import subprocess
 from pathlib import Path
 from typing import NamedTuple
@@ -453,18 +455,59 @@ def test_quit_exits_cleanly_while_stdin_stays_open():
     assert "Fatal" not in err
 
 
+class _PacedEvaluator(ScriptedEvaluator):
+    """Sets ``ready`` after ``calls_before_ready`` evaluations, then slows down so few more finish."""
+
+    def __init__(self, calls_before_ready: int):
+        super().__init__()
+        self.ready = threading.Event()
+        self.calls_before_ready = calls_before_ready
+
+    def evaluate(self, planes, legal, keys=None):
+        if self.ready.is_set():
+            time.sleep(0.05)
+        out = super().evaluate(planes, legal, keys)
+        if self.calls >= self.calls_before_ready:
+            self.ready.set()
+        return out
+
+
+class _PacedInput(io.RawIOBase):
+    """Lines for the GTP loop; each line in ``hold`` is delivered only once ``event`` is set."""
+
+    def __init__(self, lines: list[str], hold: set[str], event: threading.Event):
+        super().__init__()
+        self.lines = list(lines)
+        self.hold = hold
+        self.event = event
+
+    def readable(self) -> bool:
+        return True
+
+    def readline(self, size: int = -1) -> bytes:
+        if not self.lines:
+            return b""
+        line = self.lines.pop(0)
+        if line in self.hold:
+            assert self.event.wait(60), "the analysis never reached the evaluator"
+        return (line + "\n").encode()
+
+
 def test_minmoves_zero_visit_rows_are_from_the_side_to_move():
     # Black is three stones up with no komi: every row of Black's analysis, the zero-visit rows that
-    # minmoves adds included, gives Black a winrate above one half.
-    engine = make_engine(visits=None)
+    # minmoves adds included, gives Black a winrate above one half. The next command is held back until
+    # the analysis has evaluated a few positions and the evaluator then slows down, so the last info line
+    # has both visited rows and zero-visit rows whatever the machine's speed (78 legal moves + pass).
+    evaluator = _PacedEvaluator(calls_before_ready=3)
+    engine = GtpEngine(EngineConfig(visits=None, seed=1, resign_threshold=0.0, threads=1), evaluator=evaluator)
     cmds = ["boardsize 9", "komi 0", "play b E5", "play w pass", "play b D5", "play w pass", "play b C5",
             "play w pass", "kata-analyze b 5 minmoves 60", "name"]
     out = io.StringIO()
-    run(engine, io.BytesIO("".join(c + "\n" for c in cmds).encode()), out)
+    run(engine, _PacedInput(cmds, {"name"}, evaluator.ready), out)
     lines = [line for line in out.getvalue().split("\n") if line.startswith("info move")]
     assert lines
     rows = re.findall(r"move (\S+) visits (\d+) edgeVisits \d+ utility \S+ winrate (\S+)", lines[-1])
     zero = [float(w) for _, v, w in rows if v == "0"]
     seen = [float(w) for _, v, w in rows if v != "0"]
-    assert zero and seen and len(rows) >= 60
+    assert zero and seen and len(rows) >= 60, (len(zero), len(seen))
     assert all(w > 0.5 for w in zero + seen), (zero[:5], seen[:5])
