@@ -41,6 +41,7 @@ from .board import BLACK, Board
 from .scoring import area_score
 
 NO_CHILDREN = MappingProxyType({})
+LADDERS_OFF = MappingProxyType({"ladder_prior": 1.0, "ladder_capture_prior": 0.0})  # SearchConfig without ladder reading
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,12 @@ class SearchConfig:
         growing its tree and returns what it has (``SearchResult.memory_capped``).
     ownership_depth: nodes down to this depth keep their ownership (the root always does; 1: the
         root's children too, for analysis that reports them; 2: also after the tree moved one move on).
+    ladder_prior: the network prior of a move that extends the side to move's chain out of atari into a
+        ladder it loses (``azgo.engine.ladder.losing_escapes``) is multiplied by this, at every node the
+        search expands (the row is renormalised); 1 = off. Lowered, not forbidden: the reader is narrow.
+    ladder_capture_prior: an atari that wins a ladder against the chain of the opponent's last move
+        (``azgo.engine.ladder.ladder_attacks``) gets at least this share of the node's prior before the
+        row is renormalised, so the search reads the chase to its end; 0 = off.
     """
 
     c_puct: float = 1.1
@@ -88,6 +95,8 @@ class SearchConfig:
     board_cache_mb: float = 6.0
     max_memory_mb: float | None = None
     ownership_depth: int = 1
+    ladder_prior: float = 0.1
+    ladder_capture_prior: float = 0.25
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:
@@ -98,6 +107,10 @@ class SearchConfig:
             raise ValueError("threads must be >= 1")
         if self.inner_moves < 0 or self.board_cache_mb < 0:
             raise ValueError("inner_moves and board_cache_mb must be >= 0")
+        if not 0.0 <= self.ladder_prior <= 1.0:
+            raise ValueError(f"ladder_prior must be in [0, 1], got {self.ladder_prior}")
+        if not 0.0 <= self.ladder_capture_prior <= 1.0:
+            raise ValueError(f"ladder_capture_prior must be in [0, 1], got {self.ladder_capture_prior}")
         if self.max_memory_mb is not None and not self.max_memory_mb > 0:
             raise ValueError("max_memory_mb must be > 0")
 

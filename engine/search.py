@@ -35,6 +35,7 @@ import numpy as np
 from . import planes as P
 from .board import BLACK, Board
 from .features import encode_batch_into
+from .ladder import ladder_attacks, losing_escapes
 from .mcts import Node, SearchConfig, exact_value, select, select_compact
 from .memory import release_memory, rss_mb
 from .scoring import area_score
@@ -288,7 +289,10 @@ class Searcher:
         rows = slice(offset, offset + len(nodes))
         mask = legal[rows]
         count = mask.sum(1)
-        policy = np.where(mask, ev.policy[rows], -1.0).astype(np.float32)
+        raw = ev.policy[rows]
+        if self.config.ladder_prior < 1.0 or self.config.ladder_capture_prior > 0.0:
+            raw = self._ladder_priors(nodes, raw, mask)
+        policy = np.where(mask, raw, -1.0).astype(np.float32)
         keep = min(inner, policy.shape[1]) if inner else policy.shape[1]
         if keep < policy.shape[1]:  # the ``keep`` best of every row, then sorted
             top = np.argpartition(-policy, keep - 1, axis=1)[:, :keep]
@@ -310,13 +314,40 @@ class Searcher:
                     own = np.array(ev.ownership[offset + k], dtype=np.float16)
             n_legal = int(count[k])
             if node.dense or node.st is not None or total[k] <= 0:
-                node.expand(np.flatnonzero(mask[k]), ev.policy[offset + k], float(values[k]), float(scores[k]),
+                node.expand(np.flatnonzero(mask[k]), raw[k], float(values[k]), float(scores[k]),
                             own, inner)
             else:
                 kk = min(keep, n_legal)
                 node.expand_top(top[k, :kk], top_p[k, :kk], kk < n_legal, values[k], scores[k], own)
             if node is not root:
                 self._cache_board(node)
+
+    def _ladder_priors(self, nodes: list[Node], policy: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """``policy`` (rows of ``nodes``) with ladder reading applied (``azgo.engine.ladder``): every losing
+        escape's prior multiplied by ``config.ladder_prior``, every winning ladder atari raised to at least
+        ``config.ladder_capture_prior`` of the row's legal mass, the row renormalised. A copy where anything
+        changed (the evaluator's arrays may be cached), else ``policy`` itself."""
+        out = policy
+        factor = self.config.ladder_prior
+        floor = self.config.ladder_capture_prior
+        for k, node in enumerate(nodes):
+            b = node.board
+            escapes = losing_escapes(b) if factor < 1.0 else []
+            attacks = ladder_attacks(b) if floor > 0.0 else []
+            if not escapes and not attacks:
+                continue
+            if out is policy:
+                out = np.array(policy, dtype=np.float32)
+            row = out[k]
+            before = float(row[mask[k]].sum())
+            if escapes:
+                row[escapes] *= factor
+            if attacks:
+                row[attacks] = np.maximum(row[attacks], floor * before)
+            after = float(row[mask[k]].sum())
+            if after > 0:
+                row *= before / after
+        return out
 
     def _evaluate_root(self) -> float:
         """Evaluate and expand the root; returns seconds spent inside the network call."""

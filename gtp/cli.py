@@ -89,6 +89,9 @@ def engine_options(f):
                      help="Seconds kept back per move for network/GUI lag under a time control."),
         click.option("--lcb/--no-lcb", default=True, show_default=True,
                      help="Choose moves by lower confidence bound (else most visits)."),
+        click.option("--ladders/--no-ladders", default=True, show_default=True,
+                     help="Read ladders in the search: lower the prior of running out of atari into a "
+                          "ladder that is lost, raise the prior of an atari that wins one."),
         click.option("--symmetry", type=click.Choice(["none", "random", "average"]), default="random",
                      show_default=True, help="Board symmetry per network evaluation."),
         click.option("--seed", type=int, help="Random seed (reproducible searches)."),

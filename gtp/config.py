@@ -50,6 +50,7 @@ class EngineConfig:
     ponder: bool = False
     lag: float = 1.0
     lcb: bool = True
+    ladders: bool = True  # ladder reading in the search (SearchConfig.ladder_prior, ladder_capture_prior)
     symmetry: str = "random"
     cache_size: int = 100_000
     seed: int | None = None

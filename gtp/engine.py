@@ -19,7 +19,7 @@ from azgo.engine.board import BLACK, WHITE, IllegalMove
 from azgo.engine.coords import CoordinateError, gtp_to_move, move_to_gtp
 from azgo.engine.game import Game
 from azgo.engine.handicap import HandicapError, fixed_handicap, max_fixed_handicap
-from azgo.engine.mcts import SearchConfig
+from azgo.engine.mcts import LADDERS_OFF, SearchConfig
 from azgo.engine.memory import default_memory_mb
 from azgo.engine.threads import plan_threads
 from azgo.engine.player import Player, PlayerConfig
@@ -139,7 +139,8 @@ class GtpEngine:
         cfg = self.config
         batch = cfg.gpu_batch_size if getattr(evaluator, "on_gpu", False) else cfg.batch_size
         self.search_config = SearchConfig(batch_size=batch, lcb=cfg.lcb, threads=self.threads.search,
-                                          max_memory_mb=self.max_memory)
+                                          max_memory_mb=self.max_memory,
+                                          **({} if cfg.ladders else LADDERS_OFF))
         self.searcher = Searcher(evaluator, self.search_config, seed=cfg.seed)
         if getattr(self, "player", None) is not None:
             self.player.searcher = self.searcher
