@@ -126,9 +126,9 @@ def plot(rows: list[dict], png: str) -> bool:
         a2.plot([0] + [float(r["core_hours"]) for r in chain], [0] + [float(r["chain_elo"]) for r in chain],
                 marker="o", label=f"{board}x{board}")
         a2.legend(fontsize=7, loc="best")
-        for r in chain:
+        for i, r in enumerate(chain):  # labels alternate above and below, so neighbours at one height stay apart
             a2.annotate(f"{r['network']} ({r['board']}x{r['board']})", (float(r["core_hours"]), float(r["chain_elo"])),
-                        fontsize=7, xytext=(3, 3), textcoords="offset points")
+                        fontsize=7, xytext=(3, 3 if i % 2 == 0 else -11), textcoords="offset points")
     a2.set_xlabel("campaign core-hours")
     a2.set_ylabel("Elo vs the default network (stage 0 = 0)")
     a2.set_title("head to head, by board size")
