@@ -9,7 +9,7 @@ Positions: moves 40, 80 and 120 of azgo's 13x13 games against GNU Go kept in
 ``docs/strength/campaign5/gnugo13_1s`` (real games, so chains in atari turn up as often as they do in
 play), and moves 60, 120 and 180 of the 19x19 games in ``docs/strength/campaign5/gnugo19``. The packaged
 big-board network (int8, one onnxruntime thread) searches each position to a fixed number of visits
-with a fresh tree, ladder reading off (``ladder_prior=1``) and on (the default), alternately, and the
+with a fresh tree, ladder reading off (``LADDERS_OFF``: neither knob) and on (the defaults), alternately, and the
 summed wall times are compared: the slowdown is ``seconds on / seconds off`` in one run. The reader
 alone (``losing_escapes`` on every position of those games, both colours to move) is also timed.
 
@@ -51,21 +51,23 @@ def reader_us(records) -> tuple[float, int, int]:
     return spent / max(calls, 1) * 1e6, calls, hits
 
 
-def search_seconds(evaluator, records, moves, visits, rounds) -> dict[float, float]:
-    from azgo.engine.mcts import SearchConfig
+def search_seconds(evaluator, records, moves, visits, rounds) -> dict[str, float]:
+    """Summed search seconds with ladder reading off (``LADDERS_OFF``) and on (the defaults), alternately."""
+    from azgo.engine.mcts import LADDERS_OFF, SearchConfig
     from azgo.engine.search import Limits, Searcher
-    total = {1.0: 0.0, SearchConfig().ladder_prior: 0.0}
+    configs = {"off": SearchConfig(**LADDERS_OFF), "on": SearchConfig()}
+    total = dict.fromkeys(configs, 0.0)
     for _ in range(rounds):
         for rec in records:
             for mv in moves:
                 if mv >= len(rec.moves):
                     continue
                 game = rec.to_game(mv)
-                for lp in total:
-                    s = Searcher(evaluator, SearchConfig(ladder_prior=lp), seed=1)
+                for name, cfg in configs.items():
+                    s = Searcher(evaluator, cfg, seed=1)
                     t = time.perf_counter()
                     s.search(game, Limits(visits=visits))
-                    total[lp] += time.perf_counter() - t
+                    total[name] += time.perf_counter() - t
     return total
 
 
@@ -77,7 +79,7 @@ def main() -> None:
     from azgo.nets.evaluator import EvalConfig, OnnxEvaluator
     from azgo.nets.registry import default_net_path
 
-    on = SearchConfig().ladder_prior
+    cfg = SearchConfig()
     results = {}
     for size, folder, moves in ((13, "docs/strength/campaign5/gnugo13_1s", (40, 80, 120)),
                                 (19, "docs/strength/campaign5/gnugo19", (60, 120, 180))):
@@ -87,9 +89,10 @@ def main() -> None:
         ev = OnnxEvaluator(default_net_path(size), EvalConfig(precision="int8"))
         visits = 200 if args.quick else 400
         total = search_seconds(ev, records, moves, visits, 1 if args.quick else 2)
-        ratio = total[on] / total[1.0]
-        print(f"{size}x{size}: search {visits} visits x positions: off {total[1.0]:.2f} s, on (ladder_prior "
-              f"{on:g}) {total[on]:.2f} s, slowdown {ratio:.3f}")
+        ratio = total["on"] / total["off"]
+        print(f"{size}x{size}: search {visits} visits x positions: off {total['off']:.2f} s, on (ladder_prior "
+              f"{cfg.ladder_prior:g}, ladder_capture_prior {cfg.ladder_capture_prior:g}) {total['on']:.2f} s, "
+              f"slowdown {ratio:.3f}")
         results[size] = ratio
     print(f"RESULT ladder_search_slowdown_13x13 {results[13]:.2f}")
     print(f"RESULT ladder_search_slowdown_19x19 {results[19]:.2f}")

@@ -6,7 +6,8 @@ the defender extends at its last liberty, until the chain reaches three libertie
 get more than one (captured). The network of a young run does not see far enough along a ladder and the
 search does not read it to its end within one move's playouts, so azgo's games against GNU Go kept
 losing groups that ran out of atari into a ladder GNU Go had read. ``losing_escapes`` names those moves
-so the search can lower their prior (``SearchConfig.ladder_prior``).
+so the search can lower their prior (``SearchConfig.ladder_prior``), and ``ladder_attacks`` names the ataris
+that win the chase so it can raise theirs (``SearchConfig.ladder_capture_prior``).
 
 The reader is deliberately narrow: the attacker tries both liberties of a two-liberty chain; the
 defender only extends at its one liberty, or escapes at once if it can capture an attacking chain that
