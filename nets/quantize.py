@@ -149,7 +149,9 @@ def quantize_int8(
     for k, v in meta.items():
         model.metadata_props.add(key=k, value=v)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    onnx.save(model, str(out_path))
+    tmp = out_path.with_name(f".{out_path.name}.tmp")
+    onnx.save(model, str(tmp))
+    os.replace(tmp, out_path)  # a reader (a self-play worker, a killed loop) never sees half a file
     return out_path
 
 

@@ -113,3 +113,40 @@ def test_loop_gate_replayed_after_a_kill_before_its_save(tmp_path, monkeypatch):
     assert [(r["generation"], r["promoted"]) for r in rows] == [("0", "1"), ("1", "1")]
     assert filecmp.cmp(best, lp.net_path(1), shallow=False)
     assert loop_mod.Loop(folder, cfg).state["best"] == 1
+
+
+def test_loop_int8_quantizes_each_generation_and_plays_with_it(tmp_path):
+    """--precision int8: every generation gets a calibrated int8 copy, and self-play plays the best one."""
+    pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    import hashlib
+
+    import onnx
+
+    folder = tmp_path / "loop"
+    res = subprocess.run(LOOP + ["--dir", str(folder), "--generations", "1", "--precision", "int8"],
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+
+    def calibration(path):
+        meta = {p.key: p.value for p in onnx.load(str(path)).metadata_props}
+        assert meta["azgo_precision"] == "int8"
+        return json.loads(meta["azgo_calibration"])
+    gen0, gen1 = (folder / "nets" / f"gen{g:04d}.int8.onnx" for g in (0, 1))
+    cal0, cal1 = calibration(gen0), calibration(gen1)
+    assert cal0["note"] == "random legal positions" and cal0["positions"] == 400
+    assert "newest 6 7x7 games" in cal1["note"] and cal1["board_sizes"] == [7]
+    for g, cal in ((0, cal0), (1, cal1)):  # each copy is of its own generation's network
+        fp32 = (folder / "nets" / f"gen{g:04d}.onnx").read_bytes()
+        assert cal["fp32_sha256"] == hashlib.sha256(fp32).hexdigest()
+    # self-play (generation 1's games) played generation 0's int8 file
+    digest = hashlib.sha256(gen0.read_bytes()).hexdigest()[:12]
+    games = sorted((folder / "games").glob("*.sgf"))
+    assert len(games) == 6
+    for f in games:
+        assert f"PB[best.int8-{digest}]" in f.read_text()
+    st = json.loads((folder / "state.json").read_text())
+    best8 = folder / "nets" / f"gen{st['best']:04d}.int8.onnx"
+    assert (folder / "games" / "best.int8.onnx").read_bytes() == best8.read_bytes()
+    assert "[gen 1] int8 ->" in res.stderr and "top-1 agreement" in res.stderr
+    assert not list(folder.rglob("*.tmp")), list(folder.rglob("*.tmp"))

@@ -19,6 +19,12 @@ when it wins at least ``gate_threshold`` (55%, as Leela Zero gated). Each candid
 network's Elo plus the Elo of its gating score (smoothed by half a win on each side, so a clean sweep
 gives a finite step), so the ladder rates every new network against the earlier ones it had to beat.
 
+``--precision int8`` plays self-play and the gate with each generation's static int8 copy (2-3x the
+positions a second on the CPU): every exported network is quantized at once beside itself
+(``nets/genNNNN.int8.onnx``), calibrated on positions of the newest games of this board size in the
+archive and the extra folders (random legal positions for a generation 0 that has none), and
+``games/best.int8.onnx`` follows ``games/best.onnx``.
+
 ``--device`` says where the networks run: training (``azgo train --device``, torch; mixed precision on
 CUDA) and self-play (onnxruntime); gating matches stay on the CPU (a few visits per move: a GPU batch
 would be the whole search). ``--ray auto|local|ADDRESS`` plays self-play on Ray actors instead of
@@ -71,6 +77,8 @@ class LoopConfig:
     extra_games: tuple[str, ...] = ()       # more SGF folders trained on with the archive (same window)
     device: str = "auto"                    # training and self-play: auto | cpu | cuda | cuda:N
     ray: str | None = None                  # self-play on Ray actors at this address (auto | local | ADDRESS)
+    calibration_games: int = 200            # with selfplay.precision "int8": the newest games calibrated on
+    calibration_positions: int = 400        # ... and the positions drawn from them
     selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
 
 
@@ -145,6 +153,13 @@ class Loop:
         if self.state["stage"] == "init":
             return
         best, dst = self.net_path(self.state["best"]), os.path.join(self.games_dir, BEST_NET)
+        if self.cfg.selfplay.precision == "int8":  # the int8 copy first: a worker reloads when best.onnx changes
+            from azgo.nets.quantize import int8_path_for
+            best8, dst8 = int8_path_for(best), int8_path_for(dst)
+            if not best8.exists():  # a loop begun in fp32 and resumed with --precision int8
+                self.quantize(self.state["best"])
+            if not dst8.exists() or not filecmp.cmp(best8, dst8, shallow=False):
+                _atomic_copy(str(best8), str(dst8))
         if not os.path.exists(dst) or not filecmp.cmp(best, dst, shallow=False):
             _atomic_copy(best, dst)
         path = os.path.join(self.dir, "ladder.csv")
@@ -185,6 +200,7 @@ class Loop:
                                     "seed": cfg.seed})
             write_card(self.net_path(0), model, training="UNTRAINED: azgo loop generation 0 (random initialisation)",
                        strength="untrained")
+        self.quantize(0)
         self.state.update(generation=1, stage="selfplay", best=0)
         self._ladder_row(0, None, 0, None, 0.0, True)
         self.save()
@@ -224,6 +240,32 @@ class Loop:
         cmd = [sys.executable, "-m", "azgo.gtp.cli", "export", self.ckpt_path(g), "--out", self.net_path(g)]
         self.log(f"[gen {g}] export -> {self.net_path(g)}")
         subprocess.run(cmd, check=True)
+        self.quantize(g)
+
+    def quantize(self, g: int) -> None:
+        """With ``--precision int8``: write generation g's int8 copy beside its network (replayed whole by a
+        resumed loop, and written by rename, so no reader sees half a file)."""
+        cfg = self.cfg
+        if cfg.selfplay.precision != "int8":
+            return
+        from azgo.nets.quantize import compare_int8, quantize_int8
+        from .calibration import games_of_size, random_positions, sample_positions
+        size = cfg.selfplay.size
+        files = archive_games(self.games_dir)
+        for d in cfg.extra_games:
+            files += archive_games(d)
+        files = games_of_size(sorted(files, key=os.path.basename)[-4 * cfg.calibration_games:], size)
+        files = files[-cfg.calibration_games:]
+        seed = cfg.seed * 1000 + g
+        planes = sample_positions(files, cfg.calibration_positions, seed=seed, size=size) if files else None
+        if planes is None or len(planes) == 0:
+            planes, note = random_positions(size, cfg.calibration_positions, seed=seed), "random legal positions"
+        else:
+            note = f"{len(planes)} positions of the newest {len(files)} {size}x{size} games of azgo loop's window"
+        out = quantize_int8(self.net_path(g), planes, calibration_note=note)
+        report = compare_int8(self.net_path(g), out, planes[-256:])
+        self.log(f"[gen {g}] int8 -> {out} (calibration: {note}; top-1 agreement "
+                 f"{report['top1_agreement']:.3f}, value MAE {report['value_mae']:.4f})")
 
     def gate(self, g: int) -> None:
         from azgo.gtp.match import run_match
@@ -233,7 +275,8 @@ class Loop:
 
         def engine(net):
             return (f"{shlex.quote(sys.executable)} -m azgo.gtp.cli gtp --net {shlex.quote(net)} "
-                    f"--visits {cfg.gate_visits} --resign-threshold 0.02 --device cpu")
+                    f"--visits {cfg.gate_visits} --resign-threshold 0.02 --device cpu "
+                    f"--precision {'int8' if sp.precision == 'int8' else 'fp32'}")
 
         folder = os.path.join(self.dir, "matches", f"gen{g:04d}")
         shutil.rmtree(folder, ignore_errors=True)  # a killed match is replayed whole
@@ -362,6 +405,9 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
               help="Another SGF folder to train on with the loop's archive (repeatable; shares --window).")
 @click.option("--device", default="auto", show_default=True,
               help="auto | cpu | cuda | cuda:N for training (torch) and self-play (onnxruntime); gating stays on the CPU.")
+@click.option("--precision", type=click.Choice(["fp32", "int8"]), default="fp32", show_default=True,
+              help="int8: quantize every generation's network (calibrated on the newest games) and play self-play "
+                   "and the gate with it (2-3x the positions a second on the CPU).")
 @click.option("--ray", "ray_address", metavar="auto|local|ADDRESS",
               help="Self-play on Ray actors (extra azgo[cluster]): auto = the cluster `ray start` runs here, "
                    "local = Ray's default ray.init() (a cluster running here, else a one-machine Ray started now), "
@@ -369,7 +415,7 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
 @click.pass_context
 def loop(ctx, folder, generations, hours, net, size, komi, games_per_generation, workers, full_visits, cheap_visits,
          full_prob, train_steps, batch_size, window, lr, gate_games, gate_visits, gate_threshold, seed, init_ckpt,
-         extra_games, device, ray_address):
+         extra_games, device, precision, ray_address):
     """Generations of selfplay -> train -> export -> gate, resumable after a kill (same command)."""
     from click.core import ParameterSource
     from azgo.nets.evaluator import parse_device
@@ -382,7 +428,8 @@ def loop(ctx, folder, generations, hours, net, size, komi, games_per_generation,
         require_ray()  # fail now, not after generation 0
         if ctx.get_parameter_source("workers") == ParameterSource.DEFAULT:
             workers = 0  # one actor per CPU of the cluster
-    sp = SelfPlayConfig(size=size, komi=komi, full_visits=full_visits, cheap_visits=cheap_visits, full_prob=full_prob)
+    sp = SelfPlayConfig(size=size, komi=komi, full_visits=full_visits, cheap_visits=cheap_visits, full_prob=full_prob,
+                        precision=precision)
     cfg = LoopConfig(net=net, games_per_generation=games_per_generation, workers=workers, train_steps=train_steps,
                      batch_size=batch_size, window=window, lr=lr, gate_games=gate_games, gate_visits=gate_visits,
                      gate_threshold=gate_threshold, seed=seed, init=init_ckpt,
