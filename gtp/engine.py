@@ -152,6 +152,9 @@ class GtpEngine:
             if evaluator is not self.evaluator:
                 self.searcher.stop_pondering()
                 self._use(evaluator)
+                path = getattr(evaluator, "path", None)
+                if path is not None:
+                    log(f"azgo: {n}x{n}: network {path.name} ({getattr(evaluator, 'precision', 'fp32')})")
         self.size = n
 
     def load_game(self, game: Game) -> None:

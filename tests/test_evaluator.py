@@ -250,7 +250,7 @@ def test_registry():
         registry.load_card("/no/such/net.onnx")
 
 
-def test_registry_by_board_size_and_gtp_switches_network(tmp_path, monkeypatch):
+def test_registry_by_board_size_and_gtp_switches_network(tmp_path, monkeypatch, capsys):
     import shutil
     from azgo.gtp.config import EngineConfig
     from azgo.gtp.engine import GtpEngine
@@ -265,11 +265,16 @@ def test_registry_by_board_size_and_gtp_switches_network(tmp_path, monkeypatch):
     assert registry.default_net_path().name == "default.onnx"
     engine = GtpEngine(EngineConfig(visits=4))
     assert engine.evaluator.path.name == "large.onnx"  # a new engine starts on 19x19
+    capsys.readouterr()
     engine.execute(parse_command("boardsize 9"))
     assert engine.evaluator.path.name == "default.onnx" and engine.searcher.evaluator is engine.evaluator
+    assert capsys.readouterr().err == "azgo: 9x9: network default.onnx (fp32)\n"  # the switch is said
     assert engine.execute(parse_command("genmove b"))
+    engine.execute(parse_command("boardsize 9"))  # no switch, no line
+    assert "network" not in capsys.readouterr().err
     engine.execute(parse_command("boardsize 13"))
     assert engine.evaluator.path.name == "large.onnx"
+    assert "azgo: 13x13: network large.onnx" in capsys.readouterr().err
     # an explicit --net plays every size
     engine = GtpEngine(EngineConfig(visits=4, net=str(tmp_path / "default.onnx")))
     engine.execute(parse_command("boardsize 19"))
