@@ -278,6 +278,39 @@ def test_resume_matches_an_uninterrupted_run(archive, tmp_path):
     assert c["step"] == 2 and c["training"]["lineage"][-1]["steps"] == 8
 
 
+def test_swa_averages_the_snapshots_and_survives_resume(archive, tmp_path):
+    """--swa-from 4 --swa-every 2 over 8 steps: swa.pt is the mean of the weights after steps 4, 6 and 8,
+    the same when the run was stopped and resumed between snapshots; it exports like any checkpoint."""
+    straight = T.run(_config(archive, tmp_path / "a", steps=8, swa_from=4, swa_every=2), log=lambda m: None)
+    assert straight["step"] == 8
+    snaps = []
+    for steps in (4, 5, 6, 8):  # the same run in pieces, reading the weights at each snapshot step
+        T.run(_config(archive, tmp_path / "b", steps=steps, swa_from=4, swa_every=2, resume=steps > 4),
+              log=lambda m: None)
+        ck = T.load_checkpoint(tmp_path / "b" / "checkpoint.pt")
+        if steps != 5:
+            snaps.append(ck["model"])
+    assert ck["swa"]["count"] == 3
+    for run in ("a", "b"):
+        swa = T.load_checkpoint(tmp_path / run / T.SWA_NAME)
+        assert swa["step"] == 8 and "mean of 3 snapshots" in swa["training"]["swa"]
+        assert swa["training"]["last_validation"]["loss"] > 0
+        for k, v in swa["model"].items():
+            if v.is_floating_point():
+                expect = sum(s[k].double() for s in snaps) / 3
+                assert torch.allclose(v.double(), expect, atol=1e-6), k
+    differs = [k for k, v in swa["model"].items() if v.is_floating_point() and not torch.equal(v, snaps[-1][k])]
+    assert differs  # the average is not the last weights
+    from azgo.training.export import export_checkpoint
+    onnx_path, card_path = export_checkpoint(tmp_path / "a" / T.SWA_NAME, tmp_path / "swa.onnx")
+    card = json.loads(Path(card_path).read_text())
+    assert "stochastic weight averaging" in card["training"]["summary"]
+    # off by default: no swa.pt
+    T.run(_config(archive, tmp_path / "c", steps=2), log=lambda m: None)
+    assert not (tmp_path / "c" / T.SWA_NAME).exists()
+    assert "swa" not in T.load_checkpoint(tmp_path / "c" / "checkpoint.pt")
+
+
 def _azgo(*args):
     """The ``azgo`` command line, run with this interpreter."""
     return [sys.executable, "-c", "import sys; from azgo.gtp.cli import main; sys.exit(main())", *args]

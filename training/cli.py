@@ -103,6 +103,10 @@ def _float_list(ctx, param, value):
 @click.option("--device", default="auto", show_default=True,
               help="auto | cpu | cuda | cuda:N (auto: CUDA when torch sees a GPU). On CUDA the network runs "
                    "in mixed precision (float16 autocast + GradScaler); checkpoints load on either.")
+@click.option("--swa-from", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Stochastic weight averaging: average the weights of every --swa-every-th step from this "
+                   "step on and write them, validated, to OUT/swa.pt at the end (0: off).")
+@click.option("--swa-every", default=50, show_default=True, type=click.IntRange(min=1))
 @click.pass_context
 def train(ctx, sources, **opts):
     """Train a network on SGF games: folders (searched recursively), globs or files.

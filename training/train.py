@@ -40,6 +40,12 @@ threads, same machine, on the CPU; CUDA kernels and mixed precision are not bit-
 run also saves its ``GradScaler`` state (``scaler``). The device is not taken from the checkpoint:
 ``--resume`` runs on the ``--device`` given now.
 
+Stochastic weight averaging (``swa_from`` > 0; KataGo exports such averages): the weights after every
+``swa_every``-th step from ``swa_from`` on (batch-norm statistics included) join a running mean, which
+checkpoints carry (``swa``: ``model``, ``count``), so a resumed run averages the same snapshots. At the
+last step the average is validated on the held-out batches and written to ``<out>/swa.pt``, a
+checkpoint without optimiser that ``azgo export`` and ``--init`` read like any other.
+
 Logs: ``<out>/train_log.csv`` (one row per ``log_every`` steps, ``kind=train``, and one per validation,
 ``kind=val``; on resume the rows after the checkpoint's step are dropped so the file stays
 consistent), TensorBoard event files in ``<out>/tb`` when the ``tensorboard`` package is installed,
@@ -48,6 +54,7 @@ and a tqdm progress bar on stderr.
 
 from __future__ import annotations
 
+import copy
 import csv
 import dataclasses
 import math
@@ -114,9 +121,13 @@ class TrainConfig:
     tensorboard: bool = True
     progress: bool = True
     device: str = "auto"
+    swa_from: int = 0       # 0: off; else average the weights of every swa_every-th step from this step on
+    swa_every: int = 50
 
     def check(self) -> None:
         parse_device(self.device)
+        if self.swa_from < 0 or self.swa_every < 1:
+            raise TrainError("swa_from must be >= 0 and swa_every >= 1")
         if self.net not in NET_SIZES:
             raise TrainError(f"unknown net size {self.net!r}; known: {', '.join(NET_SIZES)}")
         if self.steps < 0 or self.batch_size < 1:
@@ -511,6 +522,8 @@ class TrainState:
     device: torch.device
     scaler: Any = None
     step: int = 0
+    swa: dict[str, torch.Tensor] | None = None  # running mean of the snapshots (CPU float32), or None
+    swa_count: int = 0
 
     @property
     def amp(self) -> bool:
@@ -541,6 +554,8 @@ def _build_state(start: _Start, device: torch.device) -> TrainState:
         torch.set_rng_state(resumed["rng"]["torch"])
         random.setstate(_as_random_state(resumed["rng"]["python"]))
         state.step = int(resumed["step"])
+        if resumed.get("swa"):
+            state.swa, state.swa_count = dict(resumed["swa"]["model"]), int(resumed["swa"]["count"])
     else:
         torch.manual_seed(config.seed)
         random.seed(config.seed)
@@ -592,6 +607,35 @@ def validate(state: TrainState, val_batches: list[dict[str, np.ndarray]], weight
             means.add(m)
     state.model.train()
     return means.means()
+
+
+# ---- stage 4b: stochastic weight averaging (as KataGo exports averaged snapshots)
+
+def swa_due(config: TrainConfig, step: int) -> bool:
+    """Whether the weights after ``step`` join the average (every ``swa_every``-th step from ``swa_from``)."""
+    return config.swa_from > 0 and step >= config.swa_from and (step - config.swa_from) % config.swa_every == 0
+
+
+def swa_update(state: TrainState) -> None:
+    """Add the current weights (and batch-norm statistics) to the running mean of snapshots."""
+    current = _cpu(state.model.state_dict())
+    n = state.swa_count
+    if state.swa is None or n == 0:
+        state.swa = {k: v.detach().clone().float() if v.is_floating_point() else v.clone() for k, v in current.items()}
+    else:
+        for k, v in current.items():
+            if v.is_floating_point():
+                state.swa[k].add_((v.float() - state.swa[k]) / (n + 1))
+            else:  # counters such as num_batches_tracked
+                state.swa[k] = v.clone()
+    state.swa_count = n + 1
+
+
+def swa_model(state: TrainState) -> AzNet:
+    """A copy of the model holding the averaged weights (on the state's device, eval mode)."""
+    model = copy.deepcopy(state.model)
+    model.load_state_dict({k: v.to(dtype=model.state_dict()[k].dtype) for k, v in state.swa.items()})
+    return model.eval()
 
 
 # ---- stage 5: provenance and checkpoint
@@ -670,7 +714,27 @@ def make_checkpoint(state: TrainState, config: TrainConfig, summary, provenance:
     }
     if state.scaler is not None:
         ckpt["scaler"] = state.scaler.state_dict()
+    if state.swa is not None:
+        ckpt["swa"] = {"model": state.swa, "count": state.swa_count, "from": config.swa_from,
+                       "every": config.swa_every}
     return ckpt
+
+
+SWA_NAME = "swa.pt"
+
+
+def make_swa_checkpoint(state: TrainState, config: TrainConfig, summary, provenance: _Provenance,
+                        validation: dict[str, float] | None) -> dict[str, Any]:
+    """A checkpoint of the averaged weights (``azgo export`` and ``--init`` read it like any other; it
+    has no optimiser, so it does not resume): the run's provenance plus what was averaged."""
+    record = provenance.record(config, state.step, summary, state.device)
+    record["swa"] = (f"stochastic weight averaging: the mean of {state.swa_count} snapshots, every "
+                     f"{config.swa_every} steps from step {config.swa_from} to {state.step}")
+    record["summary"] += f"; {record['swa']}"
+    record["last_validation"] = validation
+    return {"format": CHECKPOINT_FORMAT, "net": config.net, "model": {k: v.clone() for k, v in state.swa.items()},
+            "step": state.step, "args": config.as_dict(), "data_files": [os.path.abspath(f) for f in summary.files],
+            "training": record, "strength": "not measured"}
 
 
 # ---- stage 6: logging
@@ -771,6 +835,8 @@ def run(config: TrainConfig, explicit: set[str] | None = None, command: str | No
             while state.step < config.steps:
                 interval.add(train_step(state, train_set, config))
                 step = state.step
+                if swa_due(config, step):
+                    swa_update(state)
                 progress.update(1)
                 if _every(step, max(config.log_every, 1), config.steps):
                     rate, m = interval.rate(config.batch_size), interval.means.means()
@@ -794,6 +860,17 @@ def run(config: TrainConfig, explicit: set[str] | None = None, command: str | No
         logs.close()
     if stopped_by is not None or state.step == start_step:
         save()
+    swa_val = None
+    if stopped_by is None and state.swa is not None and state.step >= config.steps:
+        averaged = swa_model(state)
+        if val_batches:
+            swa_val = validate(TrainState(averaged, state.optimizer, state.rng, device), val_batches,
+                               config.loss_weights)
+            log(f"step {state.step}: validation of the average of {state.swa_count} snapshots (swa) "
+                + ", ".join(f"{k} {v:.4f}" for k, v in swa_val.items()))
+        path = save_atomic(make_swa_checkpoint(state, config, summary, provenance, swa_val),
+                           Path(config.out) / SWA_NAME)
+        log(f"wrote {path} (the averaged weights; azgo export {path} --out NET.onnx)")
     if stopped_by is not None:
         log(f"stopped by signal {stopped_by} at step {state.step}; checkpoint saved, continue with --resume")
     return {"step": state.step, "steps": config.steps, "checkpoint": str(start.ckpt_file), "stopped": stopped_by,
