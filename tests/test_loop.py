@@ -115,8 +115,9 @@ def test_loop_gate_replayed_after_a_kill_before_its_save(tmp_path, monkeypatch):
     assert loop_mod.Loop(folder, cfg).state["best"] == 1
 
 
-def test_loop_int8_quantizes_each_generation_and_plays_with_it(tmp_path):
-    """--precision int8: every generation gets a calibrated int8 copy, and self-play plays the best one."""
+def test_loop_int8_quantizes_each_generation_and_plays_with_it(tmp_path, gnugo_path):
+    """--precision int8: every generation gets a calibrated int8 copy, and self-play plays the best one;
+    --anchor: each generation then plays GNU Go (the real one), a ladder row of its own."""
     pytest.importorskip("torch")
     pytest.importorskip("onnx")
     import hashlib
@@ -124,7 +125,9 @@ def test_loop_int8_quantizes_each_generation_and_plays_with_it(tmp_path):
     import onnx
 
     folder = tmp_path / "loop"
-    res = subprocess.run(LOOP + ["--dir", str(folder), "--generations", "1", "--precision", "int8"],
+    anchor = f"{gnugo_path} --mode gtp --chinese-rules --level 0"
+    res = subprocess.run(LOOP + ["--dir", str(folder), "--generations", "1", "--precision", "int8",
+                                 "--anchor", anchor, "--anchor-games", "2", "--anchor-visits", "8"],
                          capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
 
@@ -149,4 +152,52 @@ def test_loop_int8_quantizes_each_generation_and_plays_with_it(tmp_path):
     best8 = folder / "nets" / f"gen{st['best']:04d}.int8.onnx"
     assert (folder / "games" / "best.int8.onnx").read_bytes() == best8.read_bytes()
     assert "[gen 1] int8 ->" in res.stderr and "top-1 agreement" in res.stderr
+    rows = list(csv.DictReader(open(folder / "ladder.csv")))
+    assert [(r["generation"], r["opponent"]) for r in rows] == [("0", ""), ("1", "0"), ("1", "anchor")], rows
+    assert rows[2]["games"] == "2"
+    played = sorted((folder / "matches" / "gen0001-anchor").glob("game*.sgf"))
+    assert len(played) == 2
+    assert "PB[gen1]" in played[0].read_text() and "PB[anchor]" in played[1].read_text()  # colours alternate
     assert not list(folder.rglob("*.tmp")), list(folder.rglob("*.tmp"))
+
+
+def test_loop_anchor_rows_survive_replays(tmp_path, monkeypatch):
+    """The anchor stage adds one row per generation beside the gate's; replaying either (a kill before
+    the save) replaces only its own row; without --anchor the stage does nothing."""
+    pytest.importorskip("torch")
+    from azgo.gtp import match as match_mod
+    from azgo.training import loop as loop_mod
+    from azgo.training.export import export_onnx
+    from azgo.training.model import build_model
+    from azgo.training.selfplay import SelfPlayConfig
+
+    calls = []
+
+    def fake(a, b, games, size, komi, **kw):
+        calls.append((a, b, games, kw.get("resume", False)))
+        wins = 1 if "anchor" == kw.get("name_b") else games
+        return match_mod.MatchSummary(games, wins, games - wins, 0, kw.get("name_a"), kw.get("name_b"))
+    monkeypatch.setattr(match_mod, "run_match", fake)
+    cfg = loop_mod.LoopConfig(net="b2c16", selfplay=SelfPlayConfig(size=7), gate_games=4,
+                              anchor="gnugo --mode gtp --level 10", anchor_games=3, anchor_visits=77)
+    folder = str(tmp_path / "loop")
+    lp = loop_mod.Loop(folder, cfg, log=lambda m: None)
+    lp.init()
+    export_onnx(build_model("b2c16", seed=99).eval(), lp.net_path(1), net_name="b2c16")
+    lp.gate(1)
+    lp.anchor(1)
+    lp.anchor(1)  # replayed
+    lp.gate(1)    # replayed (in memory generation 1 is already the best, so it gated against itself)
+    lp.save()
+    rows = list(csv.DictReader(open(os.path.join(folder, "ladder.csv"))))
+    assert [(r["generation"], r["opponent"], r["games"]) for r in rows] == [
+        ("0", "", "0"), ("1", "anchor", "3"), ("1", "1", "4")], rows
+    anchor_row = rows[1]
+    assert anchor_row["win_rate"] == "0.333" and anchor_row["promoted"] == "1"
+    assert float(anchor_row["elo"]) == pytest.approx(match_mod.elo(1.5 / 4), abs=0.1)
+    a, b, games, resume = calls[1]
+    assert b == cfg.anchor and games == 3 and resume and "--visits 77" in a and lp.net_path(1) in a
+    n = len(calls)
+    loop_mod.Loop(folder, loop_mod.LoopConfig(net="b2c16", selfplay=SelfPlayConfig(size=7)),
+                  log=lambda m: None).anchor(1)
+    assert len(calls) == n  # no --anchor: nothing played

@@ -7,6 +7,7 @@ Layout of the loop folder::
     nets/genNNNN.onnx      every generation's network (+ its card genNNNN.json)
     checkpoints/genNNNN/   every generation's training run (checkpoint.pt, train_log.csv, tb/)
     matches/genNNNN/       the gating match's SGF games
+    matches/genNNNN-anchor/  the games against the outside anchor (with ``--anchor``)
     ladder.csv, ladder.png the Elo ladder across generations
 
 Generation 0 is the randomly initialised network, or the checkpoint given by ``--init`` (for example a
@@ -18,6 +19,12 @@ then gate: the candidate plays the best network ``gate_games`` games at equal vi
 when it wins at least ``gate_threshold`` (55%, as Leela Zero gated). Each candidate's Elo is the best
 network's Elo plus the Elo of its gating score (smoothed by half a win on each side, so a clean sweep
 gives a finite step), so the ladder rates every new network against the earlier ones it had to beat.
+
+Beating its predecessors can overstate a network (self-play learns to beat itself), so ``--anchor CMD``
+adds a fixed outside opponent: after its gate every generation plays ``anchor_games`` games against
+that GTP engine (for example GNU Go level 10) at ``anchor_visits`` visits, and the ladder gets a second
+row for it (opponent ``anchor``; its Elo is against the anchor, smoothed the same way). A killed anchor
+match goes on from the games already written.
 
 ``--precision int8`` plays self-play and the gate with each generation's static int8 copy (2-3x the
 positions a second on the CPU): every exported network is quantized at once beside itself
@@ -77,6 +84,9 @@ class LoopConfig:
     extra_games: tuple[str, ...] = ()       # more SGF folders trained on with the archive (same window)
     device: str = "auto"                    # training and self-play: auto | cpu | cuda | cuda:N
     ray: str | None = None                  # self-play on Ray actors at this address (auto | local | ADDRESS)
+    anchor: str | None = None               # an outside GTP engine every generation plays after its gate
+    anchor_games: int = 4
+    anchor_visits: int = 200
     calibration_games: int = 200            # with selfplay.precision "int8": the newest games calibrated on
     calibration_positions: int = 400        # ... and the positions drawn from them
     selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
@@ -103,7 +113,7 @@ LADDER_FIELDS = ("generation", "opponent", "games", "win_rate", "elo", "promoted
 class Loop:
     """The state machine behind ``azgo loop`` (see the module docstring)."""
 
-    STAGES = ("selfplay", "train", "export", "gate")
+    STAGES = ("selfplay", "train", "export", "gate", "anchor")
 
     def __init__(self, folder: str, cfg: LoopConfig, log=None):
         self.dir = folder
@@ -273,14 +283,11 @@ class Loop:
         best = self.state["best"]
         sp = cfg.selfplay
 
-        def engine(net):
-            return (f"{shlex.quote(sys.executable)} -m azgo.gtp.cli gtp --net {shlex.quote(net)} "
-                    f"--visits {cfg.gate_visits} --resign-threshold 0.02 --device cpu "
-                    f"--precision {'int8' if sp.precision == 'int8' else 'fp32'}")
-
+        engine = self._engine
         folder = os.path.join(self.dir, "matches", f"gen{g:04d}")
         shutil.rmtree(folder, ignore_errors=True)  # a killed match is replayed whole
-        summary = run_match(engine(self.net_path(g)), engine(self.net_path(best)), cfg.gate_games, sp.size,
+        summary = run_match(engine(self.net_path(g), cfg.gate_visits), engine(self.net_path(best), cfg.gate_visits),
+                            cfg.gate_games, sp.size,
                             sp.komi, sgf_dir=folder, log=self.log, name_a=f"gen{g}", name_b=f"gen{best}")
         for line in summary.lines():
             self.log(f"[gen {g}] {line}")
@@ -295,13 +302,36 @@ class Loop:
         self._ladder_row(g, best, summary.games, summary.rate, rating, promoted)
         self.log(f"[gen {g}] {'promoted' if promoted else 'rejected'}: Elo {rating:+.0f}")
 
+    def _engine(self, net: str, visits: int) -> str:
+        """The command line of an azgo engine playing ``net`` at ``visits`` a move (on the CPU)."""
+        precision = "int8" if self.cfg.selfplay.precision == "int8" else "fp32"
+        return (f"{shlex.quote(sys.executable)} -m azgo.gtp.cli gtp --net {shlex.quote(net)} "
+                f"--visits {visits} --resign-threshold 0.02 --device cpu --precision {precision}")
+
+    def anchor(self, g: int) -> None:
+        """With ``--anchor``: generation g against the outside engine; a ladder row of its own."""
+        from azgo.gtp.match import elo, run_match
+        cfg = self.cfg
+        if not cfg.anchor:
+            return
+        folder = os.path.join(self.dir, "matches", f"gen{g:04d}-anchor")
+        summary = run_match(self._engine(self.net_path(g), cfg.anchor_visits), cfg.anchor, cfg.anchor_games,
+                            cfg.selfplay.size, cfg.selfplay.komi, sgf_dir=folder, log=self.log, name_a=f"gen{g}",
+                            name_b="anchor", resume=True)
+        for line in summary.lines():
+            self.log(f"[gen {g}] {line}")
+        smoothed = (summary.a_wins + 0.5 * summary.draws + 0.5) / (summary.games + 1)
+        self._ladder_row(g, "anchor", summary.games, summary.rate, elo(smoothed), self.state["best"] == g)
+
     # ----------------------------------------------------------------- ladder
     def _ladder_row(self, g, opponent, games, rate, rating, promoted) -> None:
         """Add generation g's row to the ladder in the state (written out by :meth:`save`)."""
         row = [g, "" if opponent is None else opponent, games, "" if rate is None else f"{rate:.3f}",
                f"{rating:.1f}", int(promoted), len(archive_games(self.games_dir)),
                f"{self.state.get('seconds', 0) / 3600:.3f}"]
-        self.state["ladder"] = [r for r in self.state["ladder"] if str(r["generation"]) != str(g)]
+        anchor = opponent == "anchor"  # one row per generation and kind (gate or anchor)
+        self.state["ladder"] = [r for r in self.state["ladder"]
+                                if str(r["generation"]) != str(g) or (r["opponent"] == "anchor") != anchor]
         self.state["ladder"].append({k: str(v) for k, v in zip(LADDER_FIELDS, row)})
 
     # ----------------------------------------------------------------- driver
@@ -355,6 +385,8 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
     except ImportError:
         return False
     rows = list(csv.DictReader(open(csv_path)))
+    anchored = [r for r in rows if r["opponent"] == "anchor"]
+    rows = [r for r in rows if r["opponent"] != "anchor"]
     if not rows:
         return False
     gens = [int(r["generation"]) for r in rows]
@@ -364,10 +396,13 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
     ax.plot(gens, elos, marker="o", color="tab:blue", label="candidate")
     best = [(x, y) for r, x, y in zip(rows, gens, elos) if r["promoted"] == "1"]
     ax.plot([x for x, _ in best], [y for _, y in best], "o", color="green", label="promoted to best")
+    if anchored:
+        ax.plot([int(r["generation"]) for r in anchored], [float(r["elo"]) for r in anchored], marker="s",
+                linestyle="--", color="tab:red", label="against the anchor")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(loc="lower right")
     ax.set_xlabel("generation")
-    ax.set_ylabel("Elo (generation 0 = 0)")
+    ax.set_ylabel("Elo (generation 0 = 0; anchor rows: against it)")
     ax.set_title("azgo loop: Elo ladder")
     ax.grid(True, alpha=0.3)
     tmp = png_path + ".tmp.png"
@@ -405,6 +440,12 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
               help="Another SGF folder to train on with the loop's archive (repeatable; shares --window).")
 @click.option("--device", default="auto", show_default=True,
               help="auto | cpu | cuda | cuda:N for training (torch) and self-play (onnxruntime); gating stays on the CPU.")
+@click.option("--anchor", metavar="CMD",
+              help="An outside GTP engine (e.g. \"gnugo --mode gtp --level 10\") every generation plays after its "
+                   "gate: the ladder's fixed reference.")
+@click.option("--anchor-games", default=LoopConfig.anchor_games, show_default=True, type=click.IntRange(min=1))
+@click.option("--anchor-visits", default=LoopConfig.anchor_visits, show_default=True, type=click.IntRange(min=1),
+              help="The generation's visits a move against the anchor.")
 @click.option("--precision", type=click.Choice(["fp32", "int8"]), default="fp32", show_default=True,
               help="int8: quantize every generation's network (calibrated on the newest games) and play self-play "
                    "and the gate with it (2-3x the positions a second on the CPU).")
@@ -415,7 +456,7 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
 @click.pass_context
 def loop(ctx, folder, generations, hours, net, size, komi, games_per_generation, workers, full_visits, cheap_visits,
          full_prob, train_steps, batch_size, window, lr, gate_games, gate_visits, gate_threshold, seed, init_ckpt,
-         extra_games, device, precision, ray_address):
+         extra_games, device, anchor, anchor_games, anchor_visits, precision, ray_address):
     """Generations of selfplay -> train -> export -> gate, resumable after a kill (same command)."""
     from click.core import ParameterSource
     from azgo.nets.evaluator import parse_device
@@ -434,5 +475,5 @@ def loop(ctx, folder, generations, hours, net, size, komi, games_per_generation,
                      batch_size=batch_size, window=window, lr=lr, gate_games=gate_games, gate_visits=gate_visits,
                      gate_threshold=gate_threshold, seed=seed, init=init_ckpt,
                      extra_games=tuple(os.path.abspath(d) for d in extra_games), device=device, ray=ray_address,
-                     selfplay=sp)
+                     anchor=anchor, anchor_games=anchor_games, anchor_visits=anchor_visits, selfplay=sp)
     Loop(folder, cfg).run(generations=generations, hours=hours)
