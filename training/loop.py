@@ -306,7 +306,7 @@ class Loop:
         """The command line of an azgo engine playing ``net`` at ``visits`` a move (on the CPU)."""
         precision = "int8" if self.cfg.selfplay.precision == "int8" else "fp32"
         return (f"{shlex.quote(sys.executable)} -m azgo.gtp.cli gtp --net {shlex.quote(net)} "
-                f"--visits {visits} --resign-threshold 0.02 --device cpu --precision {precision}")
+                f"--visits {visits} --resign-threshold 0.02 --precision {precision} --device cpu")
 
     def anchor(self, g: int) -> None:
         """With ``--anchor``: generation g against the outside engine; a ladder row of its own."""
