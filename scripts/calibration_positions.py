@@ -15,7 +15,9 @@ import sys
 
 import numpy as np
 
-from azgo.training.calibration import sample_positions, sgf_files
+from azgo.engine.sgf import load_sgf
+from azgo.training.calibration import sample_positions
+from azgo.training.dataset import DatasetError, find_sgf_files
 
 
 def main(argv=None) -> int:
@@ -26,8 +28,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     try:
-        planes = sample_positions(sgf_files(args.games), args.positions, args.seed)
-    except ValueError as e:
+        planes = sample_positions([load_sgf(f) for f in find_sgf_files(args.games)], args.positions, args.seed)
+    except (ValueError, DatasetError) as e:
         sys.exit(str(e))
     np.save(args.out, planes)
     print(f"wrote {args.out}: {planes.shape}")

@@ -10,17 +10,12 @@ Usage: python3 scripts/ladder_escapes.py FOLDER_OR_GLOB [...] [--list]
 from __future__ import annotations
 
 import argparse
-import glob
-import os
 
 from azgo.engine.board import BLACK, WHITE
 from azgo.engine.coords import move_to_gtp
 from azgo.engine.ladder import losing_escapes
 from azgo.engine.sgf import load_sgf
-
-
-def sgf_files(spec: str) -> list[str]:
-    return sorted(glob.glob(os.path.join(spec, "*.sgf")) if os.path.isdir(spec) else glob.glob(spec))
+from azgo.training.dataset import DatasetError, find_sgf_files
 
 
 def count(paths: list[str], listing: bool = False) -> dict[str, list[int]]:
@@ -54,7 +49,10 @@ def main() -> None:
     ap.add_argument("sources", nargs="+", help="folders of SGF files, or globs")
     ap.add_argument("--list", action="store_true", help="print every such move")
     args = ap.parse_args()
-    paths = [p for spec in args.sources for p in sgf_files(spec)]
+    try:
+        paths = find_sgf_files(args.sources)
+    except DatasetError as e:
+        raise SystemExit(str(e)) from None
     if not paths:
         raise SystemExit("no SGF files found")
     for name, (games, wins, escapes, in_games) in sorted(count(paths, args.list).items()):

@@ -264,14 +264,14 @@ class Loop:
         files = archive_games(self.games_dir)
         for d in cfg.extra_games:
             files += archive_games(d)
-        files = games_of_size(sorted(files, key=os.path.basename)[-4 * cfg.calibration_games:], size)
-        files = files[-cfg.calibration_games:]
+        games = games_of_size(sorted(files, key=os.path.basename)[-4 * cfg.calibration_games:], size)
+        games = games[-cfg.calibration_games:]
         seed = cfg.seed * 1000 + g
-        planes = sample_positions(files, cfg.calibration_positions, seed=seed, size=size) if files else None
-        if planes is None or len(planes) == 0:
+        planes = sample_positions(games, cfg.calibration_positions, seed=seed)
+        if len(planes) == 0:
             planes, note = random_positions(size, cfg.calibration_positions, seed=seed), "random legal positions"
         else:
-            note = f"{len(planes)} positions of the newest {len(files)} {size}x{size} games of azgo loop's window"
+            note = f"{len(planes)} positions of the newest {len(games)} {size}x{size} games of azgo loop's window"
         out = quantize_int8(self.net_path(g), planes, calibration_note=note)
         report = compare_int8(self.net_path(g), out, planes[-256:])
         self.log(f"[gen {g}] int8 -> {out} (calibration: {note}; top-1 agreement "

@@ -634,7 +634,8 @@ def swa_update(state: TrainState) -> None:
 def swa_model(state: TrainState) -> AzNet:
     """A copy of the model holding the averaged weights (on the state's device, eval mode)."""
     model = copy.deepcopy(state.model)
-    model.load_state_dict({k: v.to(dtype=model.state_dict()[k].dtype) for k, v in state.swa.items()})
+    dtypes = {k: v.dtype for k, v in model.state_dict().items()}
+    model.load_state_dict({k: v.to(dtype=dtypes[k]) for k, v in state.swa.items()})
     return model.eval()
 
 
