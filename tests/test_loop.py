@@ -153,8 +153,15 @@ def test_loop_int8_quantizes_each_generation_and_plays_with_it(tmp_path, gnugo_p
     assert (folder / "games" / "best.int8.onnx").read_bytes() == best8.read_bytes()
     assert "[gen 1] int8 ->" in res.stderr and "top-1 agreement" in res.stderr
     rows = list(csv.DictReader(open(folder / "ladder.csv")))
-    assert [(r["generation"], r["opponent"]) for r in rows] == [("0", ""), ("1", "0"), ("1", "anchor")], rows
-    assert rows[2]["games"] == "2"
+    assert [(r["generation"], r["opponent"]) for r in rows[:2]] == [("0", ""), ("1", "0")], rows
+    anchored = {r["generation"]: r for r in rows if r["opponent"] == "anchor"}
+    assert anchored["1"]["games"] == "2"
+    if st["gate"]["passed"]:  # the anchor decided: generation 0 played it too, and the better score won
+        assert sorted(anchored) == ["0", "1"] and anchored["0"]["games"] == "2"
+        assert (st["best"] == 1) == (st["anchor"]["1"]["score"] >= st["anchor"]["0"]["score"])
+    else:
+        assert sorted(anchored) == ["1"] and st["best"] == 0
+    assert rows[1]["promoted"] == anchored["1"]["promoted"] == str(int(st["best"] == 1))
     played = sorted((folder / "matches" / "gen0001-anchor").glob("game*.sgf"))
     assert len(played) == 2
     assert "PB[gen1]" in played[0].read_text() and "PB[anchor]" in played[1].read_text()  # colours alternate
@@ -162,8 +169,9 @@ def test_loop_int8_quantizes_each_generation_and_plays_with_it(tmp_path, gnugo_p
 
 
 def test_loop_anchor_rows_survive_replays(tmp_path, monkeypatch):
-    """The anchor stage adds one row per generation beside the gate's; replaying either (a kill before
-    the save) replaces only its own row; without --anchor the stage does nothing."""
+    """With the anchor as a report (--no-anchor-gate) the anchor stage adds one row per generation beside
+    the gate's; replaying either (a kill before the save) replaces only its own row; without --anchor the
+    stage does nothing."""
     pytest.importorskip("torch")
     from azgo.gtp import match as match_mod
     from azgo.training import loop as loop_mod
@@ -179,7 +187,8 @@ def test_loop_anchor_rows_survive_replays(tmp_path, monkeypatch):
         return match_mod.MatchSummary(games, wins, games - wins, 0, kw.get("name_a"), kw.get("name_b"))
     monkeypatch.setattr(match_mod, "run_match", fake)
     cfg = loop_mod.LoopConfig(net="b2c16", selfplay=SelfPlayConfig(size=7), gate_games=4,
-                              anchor="gnugo --mode gtp --level 10", anchor_games=3, anchor_visits=77)
+                              anchor="gnugo --mode gtp --level 10", anchor_games=3, anchor_visits=77,
+                              anchor_gate=False)
     folder = str(tmp_path / "loop")
     lp = loop_mod.Loop(folder, cfg, log=lambda m: None)
     lp.init()
@@ -201,3 +210,94 @@ def test_loop_anchor_rows_survive_replays(tmp_path, monkeypatch):
     loop_mod.Loop(folder, loop_mod.LoopConfig(net="b2c16", selfplay=SelfPlayConfig(size=7)),
                   log=lambda m: None).anchor(1)
     assert len(calls) == n  # no --anchor: nothing played
+
+
+def _anchor_loop(tmp_path, monkeypatch, anchor_wins, gate_wins=4, margin=0.0):
+    """A loop at generation 1 whose matches are faked: ``anchor_wins[g]`` of 4 anchor games for gen g."""
+    pytest.importorskip("torch")
+    from azgo.gtp import match as match_mod
+    from azgo.training import loop as loop_mod
+    from azgo.training.export import export_onnx
+    from azgo.training.model import build_model
+    from azgo.training.selfplay import SelfPlayConfig
+
+    calls = []
+
+    def fake(a, b, games, size, komi, **kw):
+        calls.append(kw.get("name_a"))
+        if kw.get("name_b") == "anchor":
+            wins = anchor_wins[int(kw["name_a"][3:])]
+        else:
+            wins = gate_wins
+        return match_mod.MatchSummary(games, wins, games - wins, 0, kw.get("name_a"), kw.get("name_b"))
+    monkeypatch.setattr(match_mod, "run_match", fake)
+    cfg = loop_mod.LoopConfig(net="b2c16", selfplay=SelfPlayConfig(size=7), gate_games=4,
+                              anchor="gnugo --mode gtp --level 10", anchor_games=4, anchor_margin=margin)
+    folder = str(tmp_path / "loop")
+    lp = loop_mod.Loop(folder, cfg, log=lambda m: None)
+    lp.init()
+    export_onnx(build_model("b2c16", seed=99).eval(), lp.net_path(1), net_name="b2c16")
+    return loop_mod, lp, cfg, folder, calls
+
+
+def _rows(folder):
+    return [(r["generation"], r["opponent"], r["win_rate"], r["promoted"])
+            for r in csv.DictReader(open(os.path.join(folder, "ladder.csv")))]
+
+
+def test_loop_anchor_rejects_a_gate_winner_that_plays_the_anchor_worse(tmp_path, monkeypatch):
+    """--anchor gates by default: the candidate swept its gate (4-0) but won 1 of 4 against GNU Go where
+    the best network won 3 of 4, so it is not promoted and best.onnx stays generation 0."""
+    import filecmp
+    loop_mod, lp, cfg, folder, calls = _anchor_loop(tmp_path, monkeypatch, {0: 3, 1: 1})
+    lp.gate(1)
+    assert lp.state["best"] == 0  # the gate alone does not promote
+    lp.anchor(1)
+    assert calls == ["gen1", "gen0", "gen1"]  # gate, then the best's anchor games, then the candidate's
+    assert lp.state["best"] == 0
+    lp.state["stage"] = "selfplay"
+    lp.save()
+    assert _rows(folder) == [("0", "", "", "1"), ("1", "0", "1.000", "0"), ("0", "anchor", "0.750", "1"),
+                             ("1", "anchor", "0.250", "0")]
+    assert filecmp.cmp(os.path.join(lp.games_dir, "best.onnx"), lp.net_path(0), shallow=False)
+
+
+def test_loop_anchor_promotes_and_survives_a_kill(tmp_path, monkeypatch):
+    """A gate winner that scores against the anchor as well as the best (2 of 4 each; the margin lets
+    a little worse through too) is promoted; a loop killed after the anchor games but before the save
+    replays the stage from the saved state (the best's anchor games are not played again once saved)."""
+    import filecmp
+    loop_mod, lp, cfg, folder, calls = _anchor_loop(tmp_path, monkeypatch, {0: 2, 1: 2})
+    lp.gate(1)
+    lp.state["stage"] = "anchor"
+    lp.save()
+    lp.anchor(1)  # promoted in memory; killed here
+    assert lp.state["best"] == 1
+    again = loop_mod.Loop(folder, cfg, log=lambda m: None)
+    assert again.state["best"] == 0 and "anchor" not in again.state
+    again.anchor(1)
+    again.state["stage"] = "selfplay"
+    again.save()
+    assert calls == ["gen1", "gen0", "gen1", "gen0", "gen1"]
+    assert again.state["best"] == 1 and again.state["anchor"]["0"]["games"] == 4
+    assert _rows(folder) == [("0", "", "", "1"), ("1", "0", "1.000", "1"), ("0", "anchor", "0.500", "1"),
+                             ("1", "anchor", "0.500", "1")]
+    assert filecmp.cmp(os.path.join(lp.games_dir, "best.onnx"), lp.net_path(1), shallow=False)
+    # within the margin: 1 of 4 (smoothed 0.3) against the best's 2 of 4 (0.5) passes at 0.25, not at 0.1
+    for margin, promoted in ((0.25, 1), (0.1, 0)):
+        sub = tmp_path / f"m{margin}"
+        sub.mkdir()
+        _, lp2, _, _, _ = _anchor_loop(sub, monkeypatch, {0: 2, 1: 1}, margin=margin)
+        lp2.gate(1)
+        lp2.anchor(1)
+        assert lp2.state["best"] == promoted
+
+
+def test_loop_anchor_gate_failure_is_not_rescued_by_the_anchor(tmp_path, monkeypatch):
+    """A candidate that lost its gate (1 of 4) stays out however well it plays the anchor; it still
+    gets its anchor row, and the best's anchor games are not needed."""
+    loop_mod, lp, cfg, folder, calls = _anchor_loop(tmp_path, monkeypatch, {0: 0, 1: 4}, gate_wins=1)
+    lp.gate(1)
+    lp.anchor(1)
+    assert lp.state["best"] == 0 and calls == ["gen1", "gen1"]
+    assert lp.state["anchor"] == {"1": {"games": 4, "wins": 4, "score": 0.9}}

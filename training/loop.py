@@ -26,6 +26,13 @@ that GTP engine (for example GNU Go level 10) at ``anchor_visits`` visits, and t
 row for it (opponent ``anchor``; its Elo is against the anchor, smoothed the same way). A killed anchor
 match goes on from the games already written.
 
+With an anchor, the anchor also decides promotion (``--anchor-gate``, the default): a candidate that won
+its gate is promoted only when its smoothed score against the anchor is at least the best network's minus
+``anchor_margin``. The best network's own anchor games are played once, when a candidate first needs them
+(generation 0, or a best network from a loop run without the anchor), and kept in the state. So a network
+that learned to beat its predecessor but plays the outside world worse stays out of self-play.
+``--no-anchor-gate`` keeps the anchor as a report only (promotion by the gate alone).
+
 ``--precision int8`` plays self-play and the gate with each generation's static int8 copy (2-3x the
 positions a second on the CPU): every exported network is quantized at once beside itself
 (``nets/genNNNN.int8.onnx``), calibrated on positions of the newest games of this board size in the
@@ -87,6 +94,8 @@ class LoopConfig:
     anchor: str | None = None               # an outside GTP engine every generation plays after its gate
     anchor_games: int = 4
     anchor_visits: int = 200
+    anchor_gate: bool = True                # with anchor: a candidate must also not score worse against it
+    anchor_margin: float = 0.0              # ... than the best network's smoothed score minus this
     calibration_games: int = 200            # with selfplay.precision "int8": the newest games calibrated on
     calibration_positions: int = 400        # ... and the positions drawn from them
     selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
@@ -292,15 +301,22 @@ class Loop:
         for line in summary.lines():
             self.log(f"[gen {g}] {line}")
         from azgo.gtp.match import elo
-        # smoothed score (a half win added on each side) so that 20-0 gives a finite rating step
-        smoothed = (summary.a_wins + 0.5 * summary.draws + 0.5) / (summary.games + 1)
-        rating = self.state["elo"][str(best)] + elo(smoothed)
-        promoted = summary.rate >= cfg.gate_threshold
+        rating = self.state["elo"][str(best)] + elo(_smoothed(summary))
+        passed = summary.rate >= cfg.gate_threshold
         self.state["elo"][str(g)] = rating
-        if promoted:  # best.onnx follows once the state is saved (see save)
+        if self._anchor_gates():  # the anchor stage decides; the gate's verdict waits in the state
+            self.state["gate"] = {"generation": g, "best": best, "passed": passed}
+            self._ladder_row(g, best, summary.games, summary.rate, rating, False)
+            self.log(f"[gen {g}] gate {'passed' if passed else 'failed'}: Elo {rating:+.0f}"
+                     + ("; the anchor decides" if passed else "; rejected"))
+            return
+        if passed:  # best.onnx follows once the state is saved (see save)
             self.state["best"] = g
-        self._ladder_row(g, best, summary.games, summary.rate, rating, promoted)
-        self.log(f"[gen {g}] {'promoted' if promoted else 'rejected'}: Elo {rating:+.0f}")
+        self._ladder_row(g, best, summary.games, summary.rate, rating, passed)
+        self.log(f"[gen {g}] {'promoted' if passed else 'rejected'}: Elo {rating:+.0f}")
+
+    def _anchor_gates(self) -> bool:
+        return bool(self.cfg.anchor) and self.cfg.anchor_gate
 
     def _engine(self, net: str, visits: int) -> str:
         """The command line of an azgo engine playing ``net`` at ``visits`` a move (on the CPU)."""
@@ -309,19 +325,44 @@ class Loop:
                 f"--visits {visits} --resign-threshold 0.02 --precision {precision} --device cpu")
 
     def anchor(self, g: int) -> None:
-        """With ``--anchor``: generation g against the outside engine; a ladder row of its own."""
-        from azgo.gtp.match import elo, run_match
+        """With ``--anchor``: generation g against the outside engine, a ladder row of its own; with the
+        anchor gating (the default), the promotion of a candidate that passed its gate is decided here."""
         cfg = self.cfg
         if not cfg.anchor:
             return
+        pending = self.state.get("gate") if self._anchor_gates() else None
+        if pending and pending["generation"] == g and pending["passed"]:
+            best = pending["best"]
+            if str(best) not in self.state.setdefault("anchor", {}):
+                self._anchor_match(best)  # the best network's own anchor games, played once
+            mine, theirs = self._anchor_match(g), self.state["anchor"][str(best)]
+            promoted = mine["score"] >= theirs["score"] - cfg.anchor_margin
+            self.log(f"[gen {g}] anchor score {mine['score']:.3f} against the best's (gen {best}) "
+                     f"{theirs['score']:.3f} - margin {cfg.anchor_margin:g}: {'promoted' if promoted else 'rejected'}")
+            if promoted:  # best.onnx follows once the state is saved (see save)
+                self.state["best"] = g
+                for r in self.state["ladder"]:  # the gate's and the anchor's rows record the final verdict
+                    if str(r["generation"]) == str(g):
+                        r["promoted"] = "1"
+        else:
+            self._anchor_match(g)
+
+    def _anchor_match(self, g: int) -> dict:
+        """Generation g's games against the anchor (resumed from the games written); its ladder row and
+        its result in ``state["anchor"]`` (games, wins, smoothed score)."""
+        from azgo.gtp.match import elo, run_match
+        cfg = self.cfg
         folder = os.path.join(self.dir, "matches", f"gen{g:04d}-anchor")
         summary = run_match(self._engine(self.net_path(g), cfg.anchor_visits), cfg.anchor, cfg.anchor_games,
                             cfg.selfplay.size, cfg.selfplay.komi, sgf_dir=folder, log=self.log, name_a=f"gen{g}",
                             name_b="anchor", resume=True)
         for line in summary.lines():
             self.log(f"[gen {g}] {line}")
-        smoothed = (summary.a_wins + 0.5 * summary.draws + 0.5) / (summary.games + 1)
-        self._ladder_row(g, "anchor", summary.games, summary.rate, elo(smoothed), self.state["best"] == g)
+        score = _smoothed(summary)
+        result = {"games": summary.games, "wins": summary.a_wins + 0.5 * summary.draws, "score": round(score, 6)}
+        self.state.setdefault("anchor", {})[str(g)] = result
+        self._ladder_row(g, "anchor", summary.games, summary.rate, elo(score), self.state["best"] == g)
+        return result
 
     # ----------------------------------------------------------------- ladder
     def _ladder_row(self, g, opponent, games, rate, rating, promoted) -> None:
@@ -368,6 +409,11 @@ class Loop:
                 self.state["stage"] = self.STAGES[nxt]
             self.state["seconds"] = base + time.time() - t_start
             self.save()
+
+
+def _smoothed(summary) -> float:
+    """A match's score with half a win added on each side, so a clean sweep gives a finite Elo step."""
+    return (summary.a_wins + 0.5 * summary.draws + 0.5) / (summary.games + 1)
 
 
 def _jsonable(d):
@@ -446,6 +492,11 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
 @click.option("--anchor-games", default=LoopConfig.anchor_games, show_default=True, type=click.IntRange(min=1))
 @click.option("--anchor-visits", default=LoopConfig.anchor_visits, show_default=True, type=click.IntRange(min=1),
               help="The generation's visits a move against the anchor.")
+@click.option("--anchor-gate/--no-anchor-gate", default=LoopConfig.anchor_gate, show_default=True,
+              help="With --anchor: promote a candidate that won its gate only if it scores against the anchor at "
+                   "least as well as the best network (minus --anchor-margin); --no-anchor-gate: report only.")
+@click.option("--anchor-margin", default=LoopConfig.anchor_margin, show_default=True, type=click.FloatRange(0, 1),
+              help="How much lower a candidate's smoothed anchor score than the best's may be.")
 @click.option("--precision", type=click.Choice(["fp32", "int8"]), default="fp32", show_default=True,
               help="int8: quantize every generation's network (calibrated on the newest games) and play self-play "
                    "and the gate with it (2-3x the positions a second on the CPU).")
@@ -456,7 +507,7 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
 @click.pass_context
 def loop(ctx, folder, generations, hours, net, size, komi, games_per_generation, workers, full_visits, cheap_visits,
          full_prob, train_steps, batch_size, window, lr, gate_games, gate_visits, gate_threshold, seed, init_ckpt,
-         extra_games, device, anchor, anchor_games, anchor_visits, precision, ray_address):
+         extra_games, device, anchor, anchor_games, anchor_visits, anchor_gate, anchor_margin, precision, ray_address):
     """Generations of selfplay -> train -> export -> gate, resumable after a kill (same command)."""
     from click.core import ParameterSource
     from azgo.nets.evaluator import parse_device
@@ -475,5 +526,6 @@ def loop(ctx, folder, generations, hours, net, size, komi, games_per_generation,
                      batch_size=batch_size, window=window, lr=lr, gate_games=gate_games, gate_visits=gate_visits,
                      gate_threshold=gate_threshold, seed=seed, init=init_ckpt,
                      extra_games=tuple(os.path.abspath(d) for d in extra_games), device=device, ray=ray_address,
-                     anchor=anchor, anchor_games=anchor_games, anchor_visits=anchor_visits, selfplay=sp)
+                     anchor=anchor, anchor_games=anchor_games, anchor_visits=anchor_visits, anchor_gate=anchor_gate,
+                     anchor_margin=anchor_margin, selfplay=sp)
     Loop(folder, cfg).run(generations=generations, hours=hours)
