@@ -122,6 +122,7 @@ class Searcher:
         self.rng = np.random.default_rng(seed)
         self.now = now
         self.root: Node | None = None
+        self.root_policy: np.ndarray | None = None  # the network's policy at the root (see expand_leaves)
         self.root_key: tuple | None = None
         self.komi = 7.5
         self.history: list[Board] = []  # positions before the root, most recent first
@@ -180,6 +181,7 @@ class Searcher:
         self._drop_boards()
         if node is not self.root:
             self.root = None  # let the rest of the old tree go
+            self.root_policy = None  # float32 [N*N+1]: the network's policy at the root, once evaluated here
         if node is not None and self.config.max_memory_mb is not None:
             release_memory()
             rss = rss_mb()
@@ -319,7 +321,9 @@ class Searcher:
             else:
                 kk = min(keep, n_legal)
                 node.expand_top(top[k, :kk], top_p[k, :kk], kk < n_legal, values[k], scores[k], own)
-            if node is not root:
+            if node is root:  # the network's own policy here (before ladder reading), for self-play's AZK
+                self.root_policy = np.array(ev.policy[offset + k], dtype=np.float32)
+            else:
                 self._cache_board(node)
 
     def _ladder_priors(self, nodes: list[Node], policy: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -64,6 +64,52 @@ def test_archive_games_carry_the_documented_properties(tmp_path):
     assert pruned > 0
 
 
+def test_full_searches_record_their_policy_surprise(tmp_path):
+    """AZK on every full search and on no cheap one: the KL of the recorded target (AZX, else AZP) from
+    the network's prior, recomputed here from the scripted evaluator (symmetry-free, so exact)."""
+    import numpy as np
+
+    from azgo.engine import planes as P
+    from azgo.engine.features import encode
+    from azgo.training.selfplay import policy_surprise
+    ev = ScriptedEvaluator()
+    SelfPlayRunner(ev, small_cfg(no_resign_fraction=1.0), seed=5, net_id="scripted", out_dir=str(tmp_path)).play(3)
+    checked = high = 0
+    for path in archive_games(str(tmp_path)):
+        rec = load_sgf(path)
+        game = rec.to_game()
+        moves = [node for node in rec.nodes if node.move is not None]
+        for i, node in enumerate(moves):
+            p = node.props
+            if p["AZT"] == "0":
+                assert "AZK" not in p
+                continue
+            board = game.boards[i]
+            planes = encode(game.boards[i::-1][:P.HISTORY], rec.komi)[None]
+            legal = board.legal_mask().astype(np.float32)[None]
+            prior = ev.evaluate(planes, legal).policy[0]
+            target = decode_visits(p.get("AZX") or p["AZP"], 7)
+            counts = np.zeros(len(prior))
+            for k, c in target.items():
+                counts[k] = c
+            want = policy_surprise(counts, prior)
+            assert float(p["AZK"]) == pytest.approx(want, abs=0.01), (path, i)
+            checked += 1
+            high += want > 0.5
+    assert checked > 20 and high > 0
+
+
+def test_policy_surprise_values():
+    import math
+
+    from azgo.training.selfplay import policy_surprise
+    assert policy_surprise([2, 2], [0.5, 0.5]) == pytest.approx(0.0)
+    assert policy_surprise([10, 0, 0, 0], [0.25, 0.25, 0.25, 0.25]) == pytest.approx(math.log(4))
+    assert policy_surprise([3, 1], [0.25, 0.75]) == pytest.approx(0.75 * math.log(3) + 0.25 * math.log(1 / 3))
+    assert policy_surprise([0, 0], [0.5, 0.5]) == 0.0
+    assert 10 < policy_surprise([1, 0], [0.0, 1.0]) < 30  # a move the network ruled out: large but finite
+
+
 def test_resignation_and_no_resign_games(tmp_path):
     # komi 60 on 7x7: Black is hopeless from the start and resigns after 3 bad moves
     cfg = small_cfg(komi=60.0, resign_threshold=0.3, no_resign_fraction=0.0, max_moves=40)

@@ -102,7 +102,7 @@ def archive(tmp_path_factory):
 def test_hand_checked_targets(tmp_path):
     """One game with AZX, AZP-only, cheap and bare nodes, played to two passes, checked by hand."""
     g = Game(N, 7.5)
-    seq = [("D4", {"AZP": "dd:8 cc:2", "AZX": "dd:6 ee:2", "AZT": "1"}),   # B: AZX wins over AZP
+    seq = [("D4", {"AZP": "dd:8 cc:2", "AZX": "dd:6 ee:2", "AZT": "1", "AZK": "0.3125"}),  # B: AZX wins
            ("C3", {"AZP": "ce:5", "AZT": "0"}),                             # W: cheap -> skipped
            ("E5", {"AZP": "ec:3 pass:1", "AZT": "1"}),                      # B: AZP only
            ("C5", {}),                                                      # W: no stats -> played move
@@ -114,7 +114,9 @@ def test_hand_checked_targets(tmp_path):
     path = write_game(tmp_path / "hand.sgf", g, [p for _, p in seq])
     arrays = D.decode_file(path)
     assert len(arrays) == 5 and arrays.stats["cheap"] == 1
-    assert arrays.stats == {"moves": 6, "cheap": 1, "azx": 1, "azp": 2, "played": 2, "finished": 1}
+    assert arrays.stats == {"moves": 6, "cheap": 1, "azx": 1, "azp": 2, "played": 2, "azk": 1, "finished": 1}
+    np.testing.assert_array_equal(np.isnan(arrays.surprise), [False, True, True, True, True])
+    assert arrays.surprise[0] == pytest.approx(0.3125)
     n2 = N * N
 
     def onehot(**kv):
@@ -147,6 +149,56 @@ def test_hand_checked_targets(tmp_path):
         np.testing.assert_array_equal(got, want[:P.KOMI_PLANE])
         assert arrays.komi[j] == pytest.approx(want[P.KOMI_PLANE, 0, 0])
     assert arrays.komi[0] == pytest.approx(-7.5 / 15) and arrays.komi[2] == pytest.approx(7.5 / 15)
+
+
+def test_policy_surprise_weighting(tmp_path):
+    """AZK becomes each position's surprise; with a surprise weight w positions are drawn in proportion to
+    1 - w + w * AZK / mean AZK (positions without AZK: 1), per board size; a bad AZK names the move."""
+    g = Game(N, 7.5)
+    kls = ["0.1", "0.1", "1.0", None, "0.0", "2.0"]
+    props = []
+    for i, kl in enumerate(kls):
+        pts = [m for m in g.board.legal_moves() if m != N * N]
+        p = {"AZP": encode_visits({pts[0]: 4}, N), "AZT": "1"}
+        if kl is not None:
+            p["AZK"] = kl
+        props.append(p)
+        g.play(pts[0])
+    arrays = D.decode_file(write_game(tmp_path / "k.sgf", g, props))
+    assert arrays.stats["azk"] == 5 and np.isnan(arrays.surprise[3])
+    ps = D.PositionSet([arrays])
+    rng = np.random.default_rng(0)
+    assert ps.set_surprise_weight(0.0) == 5
+    uniform = np.bincount(_draws(ps, rng, 6000), minlength=6)
+    assert uniform.min() > 850  # ~1000 each
+    assert ps.set_surprise_weight(1.0) == 5
+    counts = np.bincount(_draws(ps, rng, 60000), minlength=6) / 60000
+    mean = (0.1 + 0.1 + 1.0 + 0.0 + 2.0) / 5  # 0.64
+    w = np.array([0.1, 0.1, 1.0, mean, 0.0, 2.0]) / mean  # the unknown one keeps weight 1
+    np.testing.assert_allclose(counts, w / w.sum(), atol=0.01)
+    assert counts[4] == 0.0  # a search that agreed with the network entirely, at weight 1: never drawn
+    ps.set_surprise_weight(0.5)
+    counts = np.bincount(_draws(ps, rng, 60000), minlength=6) / 60000
+    w = 0.5 + 0.5 * np.array([0.1, 0.1, 1.0, mean, 0.0, 2.0]) / mean
+    np.testing.assert_allclose(counts, w / w.sum(), atol=0.01)
+    with pytest.raises(D.DatasetError):
+        ps.set_surprise_weight(1.5)
+    props[2]["AZK"] = "inf"
+    with pytest.raises(D.SgfError, match="AZK"):
+        D.decode_file(write_game(tmp_path / "bad.sgf", g, props))
+
+
+def _draws(ps, rng, n):
+    """Which of a one-game set's positions ``sample`` drew (told apart by their stored planes)."""
+    a = ps.arrays[ps.sizes[0]]
+    keys = {a["planes"][i].tobytes(): i for i in range(len(a["planes"]))}
+    assert len(keys) == len(a["planes"])
+    out = []
+    while len(out) < n:
+        b = ps.sample(rng, 500, augment=False)
+        packed = np.packbits(b["planes"][:, :D.STORED_PLANES].astype(np.uint8).reshape(len(b["planes"]), -1), axis=1)
+        out += [keys[row.tobytes()] for row in packed]
+    return np.array(out[:n])
 
 
 def test_results_and_unfinished_games(tmp_path):

@@ -107,6 +107,10 @@ def _float_list(ctx, param, value):
               help="Stochastic weight averaging: average the weights of every --swa-every-th step from this "
                    "step on and write them, validated, to OUT/swa.pt at the end (0: off).")
 @click.option("--swa-every", default=50, show_default=True, type=click.IntRange(min=1))
+@click.option("--surprise-weight", default=0.0, show_default=True, type=click.FloatRange(0, 1),
+              help="KataGo's policy surprise weighting: this share of each position's sampling weight goes in "
+                   "proportion to its policy surprise (AZK, written by azgo selfplay), the rest is uniform; "
+                   "positions without AZK keep weight 1 (0: uniform sampling).")
 @click.pass_context
 def train(ctx, sources, **opts):
     """Train a network on SGF games: folders (searched recursively), globs or files.

@@ -14,13 +14,15 @@ sample is the position *before* the move, from the perspective of the player mak
 * ownership and score targets (area ownership of the final position, and its area score margin minus
   komi, both from the side to move's view) only for games played to the end (the last two moves are
   passes) and whose area score agrees with the winner in ``RE`` (a finished human game that leaves
-  dead stones on the board does not); weight 0 otherwise.
+  dead stones on the board does not); weight 0 otherwise;
+* policy surprise: ``AZK`` (KL of the search target from the network's prior, written by self-play
+  since 2026-11-24), NaN where absent; ``PositionSet.set_surprise_weight`` samples by it.
 
 Each game is decoded once into compact arrays (`GameArrays`): ``planes`` uint8 ``[P, ceil(25*N*N/8)]``
 (the 26 input planes of :mod:`azgo.engine.planes` without the komi plane, all 0/1, bit-packed with
 ``np.packbits``; 254 bytes per 9x9 position), ``komi`` float32 ``[P]``
 (the value of the komi plane), ``policy`` float32 ``[P, N*N+1]``, ``value``/``value_w`` float32,
-``ownership`` int8 ``[P, N*N]``, ``score``/``final_w`` float32. The arrays are cached per SGF file
+``ownership`` int8 ``[P, N*N]``, ``score``/``final_w``/``surprise`` float32. The arrays are cached per SGF file
 as ``.npz`` (written atomically), keyed by the file's path, mtime and size and by the dataset and
 feature versions, so that the next generation only decodes new games. By default the cache lives
 in a ``.azgo-cache`` folder beside the SGF files.
@@ -31,8 +33,9 @@ are skipped with a warning that names the file; the failure is cached too.
 `load_dataset` picks the window (the ``window`` most recent games by file mtime, then name), holds
 out a deterministic ~``val_fraction`` of games (by a hash of the file's base name), decodes
 (in parallel worker processes if asked) and returns two `PositionSet` objects. Batches
-(`PositionSet.sample`) draw positions uniformly, one board size per batch, and apply one of the 8
-symmetries per sample, consistently to planes, policy and ownership.
+(`PositionSet.sample`) draw positions uniformly (or, with a surprise weight, partly in proportion to
+``AZK``), one board size per batch, and apply one of the 8 symmetries per sample, consistently to
+planes, policy and ownership.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ from azgo.engine.scoring import area_ownership
 from azgo.engine.sgf import GameRecord, SgfError, decode_visits, load_sgf
 
 #: Bump when the decoded arrays change meaning (invalidates every cache file).
-DATASET_VERSION = 1
+DATASET_VERSION = 2  # 2: the surprise array (AZK)
 #: Board sizes the network plays (games of other sizes are skipped).
 MIN_SIZE, MAX_SIZE = 7, 19
 #: Stored planes: every input plane but the komi plane (which must be the last one).
@@ -85,9 +88,10 @@ class GameArrays:
     ownership: np.ndarray   # int8 [P, N*N] in {-1, 0, 1}
     score: np.ndarray       # float32 [P] points, side to move's view
     final_w: np.ndarray     # float32 [P] in {0, 1} (weight of ownership and score)
-    stats: dict = field(default_factory=dict)  # moves, cheap (skipped), azx, azp, played, finished
+    surprise: np.ndarray    # float32 [P] policy surprise (AZK, nats), NaN where the record has none
+    stats: dict = field(default_factory=dict)  # moves, cheap (skipped), azx, azp, played, finished, azk
 
-    ARRAYS = ("planes", "komi", "policy", "value", "value_w", "ownership", "score", "final_w")
+    ARRAYS = ("planes", "komi", "policy", "value", "value_w", "ownership", "score", "final_w", "surprise")
 
     def __len__(self) -> int:
         return len(self.value)
@@ -98,7 +102,8 @@ class GameArrays:
         return GameArrays(size, np.zeros((0, packed_len(n)), np.uint8), np.zeros(0, np.float32),
                           np.zeros((0, n * n + 1), np.float32), np.zeros(0, np.float32),
                           np.zeros(0, np.float32), np.zeros((0, n * n), np.int8),
-                          np.zeros(0, np.float32), np.zeros(0, np.float32), dict(stats or {}))
+                          np.zeros(0, np.float32), np.zeros(0, np.float32), np.zeros(0, np.float32),
+                          dict(stats or {}))
 
 
 def packed_len(n: int) -> int:
@@ -155,7 +160,8 @@ def decode_record(rec: GameRecord) -> GameArrays:
         if black_outcome is not None and black_outcome != 0.0 and np.sign(final_score) != black_outcome:
             finished = False  # the board as it stands disagrees with RE (dead stones left on it?)
     keep = []
-    stats = {"moves": len(move_nodes), "cheap": 0, "azx": 0, "azp": 0, "played": 0, "finished": int(finished)}
+    stats = {"moves": len(move_nodes), "cheap": 0, "azx": 0, "azp": 0, "played": 0, "azk": 0,
+             "finished": int(finished)}
     for node, idx in zip(move_nodes, move_entries):
         if node.props.get("AZT", "").strip() == "0":
             stats["cheap"] += 1
@@ -173,6 +179,7 @@ def decode_record(rec: GameRecord) -> GameArrays:
     ownership = np.zeros((count, n * n), np.int8)
     score = np.zeros(count, np.float32)
     final_w = np.zeros(count, np.float32)
+    surprise = np.full(count, np.nan, np.float32)
     for j, (node, idx) in enumerate(keep):
         board = game.boards[idx]
         if board.to_move != node.color:  # out-of-turn move in the record: the mover's view
@@ -193,6 +200,16 @@ def decode_record(rec: GameRecord) -> GameArrays:
             policy[j, node.move] = 1.0
         else:
             policy[j] = target
+        kl = node.props.get("AZK", "").strip()
+        if kl:
+            try:
+                value_kl = float(kl)
+            except ValueError:
+                value_kl = float("nan")
+            if not np.isfinite(value_kl):
+                raise SgfError(f"malformed AZK[{kl}] at move {idx}")
+            surprise[j] = max(0.0, value_kl)
+            stats["azk"] += 1
         sign = 1.0 if node.color == BLACK else -1.0
         if black_outcome is not None:
             value[j] = sign * black_outcome
@@ -205,6 +222,7 @@ def decode_record(rec: GameRecord) -> GameArrays:
     out.komi = np.ascontiguousarray(planes[:, P.KOMI_PLANE, 0, 0])
     out.policy, out.value, out.value_w = policy, value, value_w
     out.ownership, out.score, out.final_w = ownership, score, final_w
+    out.surprise = surprise
     out.stats = stats
     return out
 
@@ -383,6 +401,32 @@ class PositionSet:
         self.games = sum(1 for g in games if len(g))
         self.sizes = sorted(self.arrays)
         self.counts = np.array([len(self.arrays[n]["value"]) for n in self.sizes], np.int64)
+        self.surprise_weight = 0.0
+        self._cum: dict[int, np.ndarray] = {}  # per size: cumulative sampling weights (surprise weighting)
+
+    def set_surprise_weight(self, weight: float) -> int:
+        """Sample by policy surprise (KataGo's policy surprise weighting): of every position's sampling
+        weight, ``1 - weight`` is uniform and ``weight`` is in proportion to its ``surprise`` (AZK)
+        relative to the mean surprise of the positions of its board size that have one, so the mean
+        weight stays 1; positions without AZK keep weight 1. 0 turns it off. Returns how many
+        positions carry a surprise."""
+        if not 0.0 <= weight <= 1.0:
+            raise DatasetError(f"surprise weight must be in [0, 1], got {weight}")
+        self.surprise_weight = float(weight)
+        self._cum = {}
+        have = 0
+        for n in self.sizes:
+            k = self.arrays[n]["surprise"].astype(np.float64)
+            known = np.isfinite(k)
+            have += int(known.sum())
+            if weight == 0.0 or not known.any():
+                continue
+            mean = float(k[known].mean())
+            w = np.ones(len(k))
+            if mean > 0:
+                w[known] = (1.0 - weight) + weight * k[known] / mean
+            self._cum[n] = np.cumsum(w)
+        return have
 
     def __len__(self) -> int:
         return int(self.counts.sum())
@@ -422,12 +466,18 @@ class PositionSet:
 
     def sample(self, rng: np.random.Generator, batch_size: int, augment: bool = True) -> dict[str, np.ndarray]:
         """A random batch: one board size (chosen in proportion to its positions), positions drawn
-        uniformly with replacement, one random symmetry per sample when ``augment``."""
+        with replacement (uniformly, or by `set_surprise_weight`), one random symmetry per sample
+        when ``augment``."""
         if len(self) == 0:
             raise DatasetError("no positions to sample from")
         j = int(rng.choice(len(self.sizes), p=self.counts / self.counts.sum())) if len(self.sizes) > 1 else 0
         n = self.sizes[j]
-        index = rng.integers(0, int(self.counts[j]), size=batch_size)
+        cum = self._cum.get(n)
+        if cum is None:
+            index = rng.integers(0, int(self.counts[j]), size=batch_size)
+        else:
+            index = np.searchsorted(cum, rng.random(batch_size) * cum[-1], side="right")
+            index = np.minimum(index, int(self.counts[j]) - 1)
         ks = rng.integers(0, sym.NUM_SYMMETRIES, size=batch_size) if augment else 0
         return self.batch(n, index, ks)
 
@@ -460,7 +510,7 @@ class DataSummary:
     skipped_files: int = 0
     cheap_skipped: int = 0
     decoded: int = 0            # files decoded now (not from the cache)
-    targets: dict = field(default_factory=dict)  # azx / azp / played counts
+    targets: dict = field(default_factory=dict)  # azx / azp / played counts (and azk: positions with AZK)
 
     def as_dict(self) -> dict:
         return {"files": len(self.files), "train_games": self.train_games, "val_games": self.val_games,
@@ -537,7 +587,7 @@ def load_dataset(sources: Sequence[str] | None = None, *, files: Sequence[str] |
     games = load_games(files, cache_dir, use_cache, workers, warn, progress)
     summary = DataSummary(files=files)
     train, val = [], []
-    targets = {"azx": 0, "azp": 0, "played": 0}
+    targets = {"azx": 0, "azp": 0, "played": 0, "azk": 0}
     for f, g in zip(files, games):
         if g is None:
             summary.skipped_files += 1

@@ -7,6 +7,8 @@ Per move (KataGo's efficiency tricks, shared/research/engines.md R5):
   otherwise a cheap search (``cheap_visits``, tree reused, no noise) that is played but not trained
   on (``AZT[0]``);
 * forced playouts with policy-target pruning (``AZX``), root policy temperature;
+* the policy surprise of every full search (``AZK``: KL of the target from the network's raw prior),
+  which ``azgo train --surprise-weight`` samples by;
 * move choice: visits^(1/T) with T = 1 for the first ``temperature_moves`` moves, then the most visits;
 * resignation when the root winrate stays under ``resign_threshold`` for ``resign_moves`` moves of
   that player, except in ``no_resign_fraction`` of the games, which are played out so that the
@@ -75,6 +77,21 @@ class SelfPlayConfig:
     @property
     def move_cap(self) -> int:
         return self.max_moves if self.max_moves is not None else 2 * self.size * self.size
+
+
+def policy_surprise(counts, prior) -> float:
+    """KL(target || prior) in nats: ``counts`` are a search's (pruned) visit counts and ``prior`` the
+    network's policy over the same moves (both 1-D, same order). 0 when the search agreed with the
+    network; large where it found what the network did not expect (KataGo's policy surprise)."""
+    t = np.asarray(counts, np.float64)
+    total = t.sum()
+    if total <= 0:
+        return 0.0
+    t = t / total
+    p = np.maximum(np.asarray(prior, np.float64), 1e-8)
+    p = p / p.sum()
+    nz = t > 0
+    return float(max(0.0, np.sum(t[nz] * np.log(t[nz] / p[nz]))))
 
 
 def player_config(cfg: SelfPlayConfig) -> PlayerConfig:
@@ -189,6 +206,10 @@ class SelfPlayRunner:
             pruned = {int(m): int(target[m]) for m in root.moves if target[m] > 0}
             if pruned != {k: v for k, v in visits.items() if v > 0}:
                 props["AZX"] = encode_visits(pruned, n)
+        if slot.full and root.expanded and root.N.sum() > 0:
+            counts = s.policy_target(prune=cfg.forced_playouts_k > 0)[root.moves]
+            net = s.root_policy[root.moves] if s.root_policy is not None else root.raw_prior
+            props["AZK"] = f"{policy_surprise(counts, net):.4f}"
         winrate = (root.q() + 1) / 2
         if slot.player.should_resign(g, me, winrate, enabled=slot.resign_on):
             slot.result = ("W" if me == BLACK else "B") + "+R"

@@ -46,6 +46,11 @@ checkpoints carry (``swa``: ``model``, ``count``), so a resumed run averages the
 last step the average is validated on the held-out batches and written to ``<out>/swa.pt``, a
 checkpoint without optimiser that ``azgo export`` and ``--init`` read like any other.
 
+Policy surprise weighting (``surprise_weight`` > 0, KataGo's "policy surprise"): positions that self-play
+marked with ``AZK`` (the KL of its search target from the network's prior) are drawn in proportion to
+``1 - w + w * AZK / mean AZK`` (per board size), so training sees more of the positions where the search
+corrected the network; the validation batches stay unweighted.
+
 Logs: ``<out>/train_log.csv`` (one row per ``log_every`` steps, ``kind=train``, and one per validation,
 ``kind=val``; on resume the rows after the checkpoint's step are dropped so the file stays
 consistent), TensorBoard event files in ``<out>/tb`` when the ``tensorboard`` package is installed,
@@ -123,6 +128,7 @@ class TrainConfig:
     device: str = "auto"
     swa_from: int = 0       # 0: off; else average the weights of every swa_every-th step from this step on
     swa_every: int = 50
+    surprise_weight: float = 0.0  # KataGo's policy surprise weighting (AZK): this share of the sampling weight
 
     def check(self) -> None:
         parse_device(self.device)
@@ -136,6 +142,8 @@ class TrainConfig:
             raise TrainError("loss_weights needs 4 non-negative numbers (policy, value, ownership, score)")
         if not 0 <= self.val_fraction < 1:
             raise TrainError("val_fraction must be in [0, 1)")
+        if not 0 <= self.surprise_weight <= 1:
+            raise TrainError("surprise_weight must be in [0, 1]")
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -503,6 +511,10 @@ def _load_data(start: _Start, explicit: set[str] | None, log: Callable[[str], No
         f"{summary.val_games} / {summary.val_positions} held out, {summary.skipped_files} files skipped, "
         f"{summary.cheap_skipped} cheap-search positions left out "
         f"({time.perf_counter() - t0:.1f} s)")
+    have = train_set.set_surprise_weight(config.surprise_weight)
+    if config.surprise_weight > 0:
+        log(f"policy surprise weighting {config.surprise_weight:g}: {have} of {len(train_set)} training positions "
+            f"carry AZK (the others keep weight 1)")
     return train_set, val_set, summary
 
 
