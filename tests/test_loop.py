@@ -77,6 +77,10 @@ def test_loop_init_from_checkpoint_and_extra_games(tmp_path, monkeypatch):
     cmd = calls[0]
     assert cmd[cmd.index("train") + 1:cmd.index("--out")] == [lp.games_dir, str(extra)]
     assert cmd[cmd.index("--init") + 1] == lp.ckpt_path(0)
+    assert "--surprise-weight" not in cmd  # off by default
+    import dataclasses
+    loop_mod.Loop(str(tmp_path / "loop"), dataclasses.replace(cfg, surprise_weight=0.5), log=lambda m: None).train(1)
+    assert calls[1][calls[1].index("--surprise-weight") + 1] == "0.5"
 
 
 def test_loop_gate_replayed_after_a_kill_before_its_save(tmp_path, monkeypatch):

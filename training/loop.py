@@ -82,6 +82,7 @@ class LoopConfig:
     batch_size: int = 256
     window: int = 4000
     lr: float = 0.02
+    surprise_weight: float = 0.0            # azgo train --surprise-weight (policy surprise weighting, AZK)
     train_threads: int = 2
     gate_games: int = 20
     gate_visits: int = 32
@@ -248,6 +249,8 @@ class Loop:
                "--steps", str(cfg.train_steps), "--batch-size", str(cfg.batch_size), "--window", str(cfg.window),
                "--lr", str(cfg.lr), "--threads", str(cfg.train_threads), "--seed", str(cfg.seed * 1000 + g),
                "--device", cfg.device, "--no-progress"]
+        if cfg.surprise_weight > 0:
+            cmd += ["--surprise-weight", str(cfg.surprise_weight)]
         if os.path.exists(self.ckpt_path(g)):
             cmd.append("--resume")
         else:
@@ -476,6 +479,8 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
 @click.option("--batch-size", default=LoopConfig.batch_size, show_default=True, type=click.IntRange(min=1))
 @click.option("--window", default=LoopConfig.window, show_default=True, type=click.IntRange(min=1), help="Most recent games trained on.")
 @click.option("--lr", default=LoopConfig.lr, show_default=True, type=float)
+@click.option("--surprise-weight", default=LoopConfig.surprise_weight, show_default=True, type=click.FloatRange(0, 1),
+              help="Training samples positions partly by their policy surprise (azgo train --surprise-weight).")
 @click.option("--gate-games", default=LoopConfig.gate_games, show_default=True, type=click.IntRange(min=1))
 @click.option("--gate-visits", default=LoopConfig.gate_visits, show_default=True, type=click.IntRange(min=1))
 @click.option("--gate-threshold", default=LoopConfig.gate_threshold, show_default=True, type=click.FloatRange(0, 1))
@@ -506,8 +511,9 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
                    "else HOST:6379 or ray://HOST:10001.")
 @click.pass_context
 def loop(ctx, folder, generations, hours, net, size, komi, games_per_generation, workers, full_visits, cheap_visits,
-         full_prob, train_steps, batch_size, window, lr, gate_games, gate_visits, gate_threshold, seed, init_ckpt,
-         extra_games, device, anchor, anchor_games, anchor_visits, anchor_gate, anchor_margin, precision, ray_address):
+         full_prob, train_steps, batch_size, window, lr, surprise_weight, gate_games, gate_visits, gate_threshold, seed,
+         init_ckpt, extra_games, device, anchor, anchor_games, anchor_visits, anchor_gate, anchor_margin, precision,
+         ray_address):
     """Generations of selfplay -> train -> export -> gate, resumable after a kill (same command)."""
     from click.core import ParameterSource
     from azgo.nets.evaluator import parse_device
@@ -523,8 +529,8 @@ def loop(ctx, folder, generations, hours, net, size, komi, games_per_generation,
     sp = SelfPlayConfig(size=size, komi=komi, full_visits=full_visits, cheap_visits=cheap_visits, full_prob=full_prob,
                         precision=precision)
     cfg = LoopConfig(net=net, games_per_generation=games_per_generation, workers=workers, train_steps=train_steps,
-                     batch_size=batch_size, window=window, lr=lr, gate_games=gate_games, gate_visits=gate_visits,
-                     gate_threshold=gate_threshold, seed=seed, init=init_ckpt,
+                     batch_size=batch_size, window=window, lr=lr, surprise_weight=surprise_weight,
+                     gate_games=gate_games, gate_visits=gate_visits, gate_threshold=gate_threshold, seed=seed, init=init_ckpt,
                      extra_games=tuple(os.path.abspath(d) for d in extra_games), device=device, ray=ray_address,
                      anchor=anchor, anchor_games=anchor_games, anchor_visits=anchor_visits, anchor_gate=anchor_gate,
                      anchor_margin=anchor_margin, selfplay=sp)
