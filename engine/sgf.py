@@ -25,8 +25,8 @@ property   where     meaning
 ``AZQ``    move      root value after the search, side to move's view, in [-1, 1]
 ``AZV``    move      raw network value of the root position, side to move's view, in [-1, 1]
 ``AZK``    move      full searches only: the policy surprise, KL(target || prior) in nats, of the policy
-                     target (``AZX``, else ``AZP``) against the network's raw prior at the root (before
-                     root temperature and noise); training can weight positions by it
+                     target (``AZX``, else ``AZP``) against the network's own policy at the root (before
+                     ladder reading, root temperature and noise); training can weight positions by it
 =========  ========  ==================================================================================
 
 The side to move's view in ``AZQ``/``AZV`` is the player who makes the move in that node.

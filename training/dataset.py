@@ -16,7 +16,7 @@ sample is the position *before* the move, from the perspective of the player mak
   passes) and whose area score agrees with the winner in ``RE`` (a finished human game that leaves
   dead stones on the board does not); weight 0 otherwise;
 * policy surprise: ``AZK`` (KL of the search target from the network's prior, written by self-play
-  since 2026-11-24), NaN where absent; ``PositionSet.set_surprise_weight`` samples by it.
+  since 2026-11-23), NaN where absent; ``PositionSet.set_surprise_weight`` samples by it.
 
 Each game is decoded once into compact arrays (`GameArrays`): ``planes`` uint8 ``[P, ceil(25*N*N/8)]``
 (the 26 input planes of :mod:`azgo.engine.planes` without the komi plane, all 0/1, bit-packed with
