@@ -432,3 +432,70 @@ def test_cli_help_does_not_import_torch():
             "assert 'torch' not in sys.modules, 'torch imported'; print('ok')")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr
+
+
+def test_batchnorm_recalibration_matches_the_statistics_of_the_board_size(archive, tmp_path):
+    """Exported statistics that do not fit a board size (here: random ones, as after training on
+    another size) make eval-mode outputs differ from what the batches' own statistics give;
+    recalibrating on positions of that size brings eval mode to them, changes no weight, restores
+    the momentum and leaves the model in eval mode; `azgo export --bn-data --bn-size` records it."""
+    import torch
+
+    from azgo.training.export import recalibrate_batchnorm
+    from azgo.training.model import randomize_batchnorm
+    model = build_model("b2c16", seed=5)
+    randomize_batchnorm(model, seed=3)
+    weights = {k: v.clone() for k, v in model.state_dict().items() if "running" not in k and "num_batches" not in k}
+    train_set, _, _ = D.load_dataset([str(archive)], val_fraction=0.0, use_cache=False, workers=1)
+    batch = torch.from_numpy(train_set.sample(np.random.default_rng(1), 512)["planes"])
+
+    def gap():
+        with torch.no_grad():
+            model.train()
+            own = model(batch)[1].clone()  # value with the batch's own statistics
+            model.eval()
+            return float((model(batch)[1] - own).abs().mean())
+    before = gap()
+    seen = recalibrate_batchnorm(model, train_set, batches=40, batch_size=128, seed=0)
+    after = gap()
+    assert seen == 40 * 128 and not model.training
+    assert after < 0.25 * before, (before, after)
+    for k, v in model.state_dict().items():
+        if k in weights:
+            assert torch.equal(v, weights[k]), k
+    assert all(m.momentum == 0.1 for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d))
+
+    ckpt = tmp_path / "c.pt"
+    torch.save({"net": "b2c16", "model": build_model("b2c16", seed=5).state_dict(), "training": "test"}, ckpt)
+    res = subprocess.run(_azgo("export", str(ckpt), "--out", str(tmp_path / "n.onnx"), "--bn-data", str(archive),
+                               "--bn-size", "7", "--bn-batches", "3"), capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    card = json.loads((tmp_path / "n.json").read_text())
+    assert card["batchnorm"]["board_size"] == 7 and card["batchnorm"]["positions_seen"] == 3 * 128
+    assert "recalibrated" in card["provenance"]["batchnorm"]
+    res = subprocess.run(_azgo("export", str(ckpt), "--out", str(tmp_path / "m.onnx"), "--bn-data", str(archive)),
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode != 0 and "--bn-size" in res.stderr and not (tmp_path / "m.onnx").exists()
+    res = subprocess.run(_azgo("export", str(ckpt), "--out", str(tmp_path / "k.onnx"), "--bn-data", str(archive),
+                               "--bn-size", "9"), capture_output=True, text=True, timeout=300)
+    assert res.returncode != 0 and "no 9x9 positions" in res.stderr
+
+
+def test_net_eval_script_compares_networks_on_the_same_positions(archive, tmp_path):
+    """scripts/net_eval.py: one table row per network and board size, figures in range, the same
+    positions for every network (a network compared with itself gives identical rows)."""
+    from azgo.training.export import export_onnx
+    net = tmp_path / "a.onnx"
+    export_onnx(build_model("b2c16", seed=2).eval(), net, net_name="b2c16")
+    script = Path(__file__).resolve().parents[1] / "scripts" / "net_eval.py"
+    res = subprocess.run([sys.executable, str(script), str(archive), "--net", str(net), "--net", str(net),
+                          "--positions", "50"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    rows = [line.split("|")[1:-1] for line in res.stdout.splitlines() if line.startswith(f"| {net}")]
+    assert len(rows) == 2 and rows[0][1:] == rows[1][1:]
+    board, positions, top1, ce, mse = rows[0][1], int(rows[0][2]), *map(float, rows[0][3:6])
+    assert board.strip() == "7x7" and 0 < positions <= 60
+    assert 0 <= top1 <= 1 and ce > 0 and 0 <= mse <= 4
+    res = subprocess.run([sys.executable, str(script), str(tmp_path / "none"), "--net", str(net)],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and "no SGF files" in res.stderr

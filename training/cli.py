@@ -148,11 +148,21 @@ def train(ctx, sources, **opts):
               help="The .onnx file to write; the net card <name>.json goes beside it.")
 @click.option("--parity/--no-parity", default=True, show_default=True,
               help="Check onnxruntime against torch on random positions (9x9, 13x13, 19x19).")
-def export(checkpoint, out, parity):
+@click.option("--bn-data", multiple=True, type=click.Path(exists=True),
+              help="SGF games (folder, glob or file; repeatable) whose --bn-size positions the batch-norm "
+                   "statistics are recalibrated on before export: a network for that board size.")
+@click.option("--bn-size", type=click.IntRange(7, 19), help="The board size of --bn-data positions to use.")
+@click.option("--bn-batches", default=64, show_default=True, type=click.IntRange(min=1),
+              help="Batches of 128 positions averaged for the recalibrated statistics.")
+def export(checkpoint, out, parity, bn_data, bn_size, bn_batches):
     """Export a training checkpoint (a file, or a run folder's checkpoint.pt) to ONNX + net card.
 
     The card's "training" field is the provenance the checkpoint recorded (steps, samples, games and
     positions trained on, training time, command lines).
+
+    Training draws one board size per batch, so the batch-norm statistics a checkpoint carries are those
+    of its most common size; --bn-data DIR --bn-size 19 recalibrates them on 19x19 positions first (the
+    weights are untouched), which a network meant for 19x19 needs (see azgo.training.export).
     """
     from pathlib import Path
 
@@ -164,7 +174,10 @@ def export(checkpoint, out, parity):
         if not path.exists():
             raise click.ClickException(f"no checkpoint.pt in {checkpoint}")
     try:
-        onnx_path, card = export_checkpoint(path, out, check=parity)
+        if bn_data and bn_size is None:
+            raise click.BadParameter("--bn-data needs --bn-size", param_hint="--bn-size")
+        onnx_path, card = export_checkpoint(path, out, check=parity, bn_data=list(bn_data) or None, bn_size=bn_size,
+                                            bn_batches=bn_batches, log=lambda m: click.echo(m, err=True))
     except (ExportError, KeyError, RuntimeError, OSError) as e:
         raise click.ClickException(f"cannot export {path}: {e}") from None
     click.echo(f"wrote {onnx_path} ({onnx_path.stat().st_size / 1e6:.2f} MB) and {card}")
