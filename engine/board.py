@@ -305,6 +305,23 @@ class Board:
                     mask[move_of[loc]] = reason(loc, color) is None
         return mask
 
+    def fills_own_eye(self, move: int, color: int) -> bool:
+        """Whether ``move`` puts a ``color`` stone into its own eye: an empty point whose every
+        neighbour on the board is a ``color`` stone and that is not a false eye (the opponent holds
+        fewer than two of its diagonals, or none on the edge). Filling one never helps a group (it
+        can only take a liberty and, repeated, the group's life), the rule every playout engine uses."""
+        if move == self.pass_move:
+            return False
+        loc = self._loc(move)
+        cells = self.cells
+        if cells[loc] != EMPTY or any(cells[n] not in (color, WALL) for n in self.g.nbrs[loc]):
+            return False
+        w = self.g.stride
+        diagonals = [cells[d] for d in (loc - w - 1, loc - w + 1, loc + w - 1, loc + w + 1)]
+        hostile = sum(1 for c in diagonals if c == 3 - color)
+        on_edge = WALL in diagonals
+        return hostile < (1 if on_edge else 2)
+
     def legal_moves(self, color: int | None = None) -> list[int]:
         """The legal move indices (pass included, last)."""
         return np.flatnonzero(self.legal_mask(color)).tolist()

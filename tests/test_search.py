@@ -13,7 +13,7 @@ from azgo.engine.game import Game
 from azgo.engine.mcts import SearchConfig
 from azgo.engine.resign import ResignConfig, ResignTracker, effective_threshold
 from azgo.engine.player import Player, PlayerConfig
-from azgo.engine.search import Limits, Searcher
+from azgo.engine.search import Limits, Searcher, pass_is_safe
 from azgo.engine.timecontrol import Clock, TimeSettings
 
 from scripted_eval import FakeClock, ScriptedEvaluator
@@ -258,6 +258,59 @@ def test_pass_rules():
     root.N[0] = 5
     assert s.choose_move() == g2.board.pass_move
     assert player.choose(g2) == int(root.moves[0])
+
+
+def _two_groups(komi, c4_empty=False):
+    """7x7: White lives on the A-B columns with eyes A2 and A5, Black on C-G with eyes E3 and E5
+    (and C4 empty when asked: a point White may play that is no eye). White to move."""
+    white = ["A1", "A3", "A4", "A6", "A7"] + [f"B{r}" for r in range(1, 8)]
+    black = [f"{c}{r}" for c in "CDFG" for r in range(1, 8)] + ["E1", "E2", "E4", "E6", "E7"]
+    if c4_empty:
+        black.remove("C4")
+    return game_with(black, white, size=7, komi=komi, to_move=WHITE)
+
+
+def _prefer(s, g, visits: dict):
+    """Make the searched root's visit counts ``visits`` (GTP move -> count), the rest 0."""
+    root = s.root
+    root.N[:] = 0
+    for v, n in visits.items():
+        m = g.board.pass_move if v == "pass" else gtp_to_move(v, g.size)
+        root.N[np.flatnonzero(root.moves == m)[0]] = n
+
+
+def test_eyes_are_never_filled_to_avoid_a_pass():
+    """Pass safety (no pass while the count loses) must not make a player fill its own eyes: with only
+    eyes left, the pass stands; with another move, that move is played, however the eye was visited."""
+    g = _two_groups(komi=20.5)  # the count: Black by 0.5; White's search is far from hopeless
+    b = g.board
+    assert not pass_is_safe(b, g.komi, WHITE)
+    assert b.fills_own_eye(gtp_to_move("A2", 7), WHITE) and b.fills_own_eye(gtp_to_move("A5", 7), WHITE)
+    assert not b.fills_own_eye(gtp_to_move("E3", 7), WHITE) and b.fills_own_eye(gtp_to_move("E3", 7), BLACK)
+    s = Searcher(ScriptedEvaluator(), seed=0)
+    player = Player(s)
+    s.search(g, Limits(visits=40))
+    assert (s.root.q() + 1) / 2 > 0.1  # not hopeless (0.05)
+    _prefer(s, g, {"pass": 25, "A2": 10, "A5": 5})
+    assert player.choose(g) == b.pass_move
+    g2 = _two_groups(komi=19.5, c4_empty=True)  # C4 is no one's: the count is again Black by 0.5
+    assert not pass_is_safe(g2.board, g2.komi, WHITE)
+    s.search(g2, Limits(visits=40))
+    assert (s.root.q() + 1) / 2 > 0.1
+    _prefer(s, g2, {"pass": 25, "A2": 10, "C4": 3})
+    assert player.choose(g2) == gtp_to_move("C4", 7)
+    _prefer(s, g2, {"pass": 25, "A2": 10})  # C4 not visited: still chosen over the eye
+    assert player.choose(g2) == gtp_to_move("C4", 7)
+
+
+def test_a_hopeless_player_may_pass_though_the_count_loses():
+    g = _two_groups(komi=0.5, c4_empty=True)  # White is lost by 19 points...
+    s = Searcher(ScriptedEvaluator(scale=2.0), seed=0)
+    s.search(g, Limits(visits=40))
+    s.root.value_sum = -0.95 * s.root.visits  # ...and its search knows it (winrate 2.5%)
+    _prefer(s, g, {"pass": 25, "C4": 10})
+    assert Player(s).choose(g) == g.board.pass_move
+    assert Player(s, PlayerConfig(hopeless=0.0)).choose(g) == gtp_to_move("C4", 7)  # the old rule
 
 
 def test_player_resigns_per_colour_and_samples_early_moves():
