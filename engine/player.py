@@ -11,7 +11,7 @@ drift apart:
   filling of one's own eye, and the pass stands when only such moves are left or when the mover's
   own search has given the game up (root winrate under ``hopeless``): a lost player passes and loses
   on the count instead of filling its eyes until its groups die (which the campaign found azgo doing
-  for 150 moves at the end of 19x19 games, and which made the final position of a played-out
+  for some 25 moves at the end of a lost 19x19 game, and which made the final position of a played-out
   self-play game, the ownership and score target, a board the winner owns almost entirely);
   with ``answer_pass``, answer the opponent's pass with a pass when the board as it stands wins
   (GTP play; self-play plays on);
