@@ -401,7 +401,6 @@ class PositionSet:
         self.games = sum(1 for g in games if len(g))
         self.sizes = sorted(self.arrays)
         self.counts = np.array([len(self.arrays[n]["value"]) for n in self.sizes], np.int64)
-        self.surprise_weight = 0.0
         self._cum: dict[int, np.ndarray] = {}  # per size: cumulative sampling weights (surprise weighting)
 
     def set_surprise_weight(self, weight: float) -> int:
@@ -412,7 +411,6 @@ class PositionSet:
         positions carry a surprise."""
         if not 0.0 <= weight <= 1.0:
             raise DatasetError(f"surprise weight must be in [0, 1], got {weight}")
-        self.surprise_weight = float(weight)
         self._cum = {}
         have = 0
         for n in self.sizes:

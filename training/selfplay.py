@@ -201,15 +201,15 @@ class SelfPlayRunner:
         visits = {int(m): int(c) for m, c in zip(root.moves, root.N)} if root.expanded else {}
         props = {"AZN": str(int(root.N.sum()) if root.expanded else 0), "AZT": "1" if slot.full else "0",
                  "AZQ": f"{root.q():.4f}", "AZV": f"{root.value:.4f}", "AZP": encode_visits(visits, n)}
-        if slot.full and cfg.forced_playouts_k > 0 and root.expanded:
-            target = s.policy_target(prune=True)
-            pruned = {int(m): int(target[m]) for m in root.moves if target[m] > 0}
-            if pruned != {k: v for k, v in visits.items() if v > 0}:
-                props["AZX"] = encode_visits(pruned, n)
-        if slot.full and root.expanded and root.N.sum() > 0:
-            counts = s.policy_target(prune=cfg.forced_playouts_k > 0)[root.moves]
-            net = s.root_policy[root.moves] if s.root_policy is not None else root.raw_prior
-            props["AZK"] = f"{policy_surprise(counts, net):.4f}"
+        if slot.full and root.expanded:
+            target = s.policy_target(prune=cfg.forced_playouts_k > 0)  # the recorded target, computed once
+            if cfg.forced_playouts_k > 0:
+                pruned = {int(m): int(target[m]) for m in root.moves if target[m] > 0}
+                if pruned != {k: v for k, v in visits.items() if v > 0}:
+                    props["AZX"] = encode_visits(pruned, n)
+            if root.N.sum() > 0:
+                net = s.root_policy[root.moves] if s.root_policy is not None else root.raw_prior
+                props["AZK"] = f"{policy_surprise(target[root.moves], net):.4f}"
         winrate = (root.q() + 1) / 2
         if slot.player.should_resign(g, me, winrate, enabled=slot.resign_on):
             slot.result = ("W" if me == BLACK else "B") + "+R"
