@@ -188,6 +188,43 @@ def test_policy_surprise_weighting(tmp_path):
         D.decode_file(write_game(tmp_path / "bad.sgf", g, props))
 
 
+def test_size_mix_and_final_margin_filter(tmp_path):
+    """set_size_mix draws batch sizes by the given weights (a size left out never); drop_final_targets
+    removes ownership/score targets only of games won by more than the given share of the board."""
+    g7, p7 = random_game(7, 20, finish=True, props="azp")
+    a7 = D.decode_file(write_game(tmp_path / "a7.sgf", g7, p7))
+    g9 = Game(9, 7.5)
+    for v in ["E5", "C3", "G7", "pass", "pass"]:
+        g9.play(gtp_to_move(v, 9))
+    a9 = D.decode_file(write_game(tmp_path / "a9.sgf", g9, [{}] * 5))
+    ps = D.PositionSet([a7, a9])
+    rng = np.random.default_rng(1)
+    sizes = [len(ps.sample(rng, 4)["planes"][0][0]) for _ in range(2000)]
+    share9 = sizes.count(9) / len(sizes)
+    want = ps.counts[1] / ps.counts.sum()
+    assert abs(share9 - want) < 0.05  # by positions by default
+    assert ps.set_size_mix({9: 3.0, 7: 1.0}) == {7: 0.25, 9: 0.75}
+    sizes = [len(ps.sample(rng, 4)["planes"][0][0]) for _ in range(2000)]
+    assert abs(sizes.count(9) / len(sizes) - 0.75) < 0.04
+    ps.set_size_mix({9: 1.0})
+    assert {len(ps.sample(rng, 4)["planes"][0][0]) for _ in range(200)} == {9}
+    with pytest.raises(D.DatasetError, match="no positions"):
+        ps.set_size_mix({13: 1.0})
+    # final margins: |score| / area per size
+    m7 = abs(area_score(g7.board, 7.5)) / 49
+    m9 = abs(area_score(g9.board, 7.5)) / 81
+    assert ps.arrays[7]["final_w"].all() and ps.arrays[9]["final_w"].all()
+    assert ps.drop_final_targets(0.0) == 0
+    cut = (m7 + m9) / 2  # between the two games' margins: exactly one loses its targets
+    dropped = ps.drop_final_targets(cut)
+    big = 7 if m7 > m9 else 9
+    small = 9 if big == 7 else 7
+    assert dropped == len(ps.arrays[big]["value"])
+    assert not ps.arrays[big]["final_w"].any() and ps.arrays[small]["final_w"].all()
+    assert ps.count("final_w") == len(ps.arrays[small]["value"])
+    assert ps.arrays[big]["value_w"].all()  # the value target stays
+
+
 def _draws(ps, rng, n):
     """Which of a one-game set's positions ``sample`` drew (told apart by their stored planes)."""
     a = ps.arrays[ps.sizes[0]]
@@ -499,3 +536,23 @@ def test_net_eval_script_compares_networks_on_the_same_positions(archive, tmp_pa
     res = subprocess.run([sys.executable, str(script), str(tmp_path / "none"), "--net", str(net)],
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "no SGF files" in res.stderr
+
+
+def test_train_cli_size_mix_and_margin(archive, tmp_path):
+    """--size-mix and --max-final-margin reach the run (its log and recorded settings); a malformed mix
+    or a size the data lacks is a clear error."""
+    from click.testing import CliRunner
+
+    from azgo.gtp.cli import main
+    bad = CliRunner().invoke(main, ["train", str(archive), "--out", str(tmp_path / "x"), "--size-mix", "19=a"])
+    assert bad.exit_code == 2 and "SIZE=WEIGHT" in bad.output
+    missing = CliRunner().invoke(main, ["train", str(archive), "--out", str(tmp_path / "y"), "--steps", "1",
+                                        "--size-mix", "7=1,9=1", "--no-progress", "--no-tensorboard"])
+    assert missing.exit_code == 1 and "no positions: [9]" in missing.output
+    out = tmp_path / "z"
+    ok = CliRunner().invoke(main, ["train", str(archive), "--out", str(out), "--steps", "2", "--net", "b2c16",
+                                   "--batch-size", "8", "--size-mix", "7=1", "--max-final-margin", "0.1",
+                                   "--no-progress", "--no-tensorboard", "--validate-every", "0"])
+    assert ok.exit_code == 0, ok.output
+    args = torch.load(out / "checkpoint.pt", weights_only=False)["args"]
+    assert args["size_mix"] == {7: 1.0} and args["max_final_margin"] == 0.1

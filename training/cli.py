@@ -50,6 +50,25 @@ def _float_list(ctx, param, value):
     return out
 
 
+def _size_mix(value):
+    """``{19: 0.6, 13: 0.3}`` from "19=0.6,13=0.3" (None when not given)."""
+    if value is None or value == "":
+        return None
+    mix = {}
+    for part in value.replace(" ", "").split(","):
+        size, eq, weight = part.partition("=")
+        try:
+            n, w = int(size), float(weight)
+        except ValueError:
+            raise click.BadParameter(f"expected SIZE=WEIGHT pairs such as 19=0.6,13=0.4, got {value!r}") from None
+        if not eq or not 7 <= n <= 19 or w < 0 or n in mix:
+            raise click.BadParameter(f"expected distinct sizes 7-19 with weights >= 0, got {value!r}")
+        mix[n] = w
+    if sum(mix.values()) <= 0:
+        raise click.BadParameter("the size weights sum to 0")
+    return mix
+
+
 # ============================================================================================ train
 
 @click.command("train", context_settings=CONTEXT)
@@ -111,6 +130,12 @@ def _float_list(ctx, param, value):
               help="KataGo's policy surprise weighting: this share of each position's sampling weight goes in "
                    "proportion to its policy surprise (AZK, written by azgo selfplay), the rest is uniform; "
                    "positions without AZK keep weight 1 (0: uniform sampling).")
+@click.option("--size-mix", callback=lambda c, p, v: _size_mix(v), metavar="N=W,...",
+              help="Draw each batch's board size with these weights, e.g. 19=0.6,13=0.3,9=0.1 (sizes left "
+                   "out are not trained on)  [default: in proportion to the positions of each size]")
+@click.option("--max-final-margin", default=0.0, show_default=True, type=click.FloatRange(0, 2),
+              help="Drop the ownership/score targets of games that ended with an area margin above this share "
+                   "of the board (e.g. 0.75: played out until the loser's groups were all dead); 0 keeps all.")
 @click.pass_context
 def train(ctx, sources, **opts):
     """Train a network on SGF games: folders (searched recursively), globs or files.
@@ -127,6 +152,8 @@ def train(ctx, sources, **opts):
         values["lr_steps"] = []
     if values["loss_weights"] is None:
         values.pop("loss_weights")
+    if values["size_mix"] is None:
+        values["size_mix"] = {}
     config = TrainConfig(**values)
     explicit = _explicit(ctx, [p.name for p in ctx.command.params if p.name != "sources"])
     if sources:

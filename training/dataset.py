@@ -402,6 +402,44 @@ class PositionSet:
         self.sizes = sorted(self.arrays)
         self.counts = np.array([len(self.arrays[n]["value"]) for n in self.sizes], np.int64)
         self._cum: dict[int, np.ndarray] = {}  # per size: cumulative sampling weights (surprise weighting)
+        self._size_p = self.counts / self.counts.sum() if len(self.sizes) else self.counts.astype(np.float64)
+
+    def set_size_mix(self, mix: dict[int, float] | None) -> dict[int, float]:
+        """Choose each batch's board size with these relative weights (``{19: 0.6, 13: 0.3, 9: 0.1}``)
+        instead of in proportion to the positions of each size; sizes in the data but not in ``mix`` are
+        never drawn, sizes in ``mix`` but not in the data are an error. ``None`` or ``{}`` restores the
+        proportional mix. Returns the probabilities now used, by size."""
+        if not mix:
+            self._size_p = self.counts / self.counts.sum() if len(self.sizes) else self.counts.astype(np.float64)
+        else:
+            missing = sorted(set(mix) - set(self.sizes))
+            if missing:
+                raise DatasetError(f"size mix names board sizes with no positions: {missing} "
+                                   f"(the data has {self.sizes})")
+            if any(w < 0 for w in mix.values()):
+                raise DatasetError("size mix weights must be >= 0")
+            w = np.array([float(mix.get(n, 0.0)) for n in self.sizes])
+            if w.sum() <= 0:
+                raise DatasetError("size mix weights sum to 0")
+            self._size_p = w / w.sum()
+        return {n: float(p) for n, p in zip(self.sizes, self._size_p)}
+
+    def drop_final_targets(self, max_margin: float) -> int:
+        """Remove the ownership and score targets (``final_w`` = 0) of positions whose game ended with an
+        area margin above ``max_margin`` times the board's area: games played out until one side's
+        stones were all dead (a loser that filled its own eyes rather than pass) teach that everything
+        dies. 0 keeps every target. Returns how many positions lost their final targets."""
+        if max_margin < 0:
+            raise DatasetError(f"max final margin must be >= 0, got {max_margin}")
+        if max_margin == 0:
+            return 0
+        dropped = 0
+        for n in self.sizes:
+            a = self.arrays[n]
+            bad = (a["final_w"] > 0) & (np.abs(a["score"]) > max_margin * n * n)
+            dropped += int(bad.sum())
+            a["final_w"] = np.where(bad, np.float32(0), a["final_w"]).astype(np.float32)
+        return dropped
 
     def set_surprise_weight(self, weight: float) -> int:
         """Sample by policy surprise (KataGo's policy surprise weighting): of every position's sampling
@@ -463,12 +501,12 @@ class PositionSet:
         }
 
     def sample(self, rng: np.random.Generator, batch_size: int, augment: bool = True) -> dict[str, np.ndarray]:
-        """A random batch: one board size (chosen in proportion to its positions), positions drawn
+        """A random batch: one board size (in proportion to its positions, or by `set_size_mix`), positions drawn
         with replacement (uniformly, or by `set_surprise_weight`), one random symmetry per sample
         when ``augment``."""
         if len(self) == 0:
             raise DatasetError("no positions to sample from")
-        j = int(rng.choice(len(self.sizes), p=self.counts / self.counts.sum())) if len(self.sizes) > 1 else 0
+        j = int(rng.choice(len(self.sizes), p=self._size_p)) if len(self.sizes) > 1 else 0
         n = self.sizes[j]
         cum = self._cum.get(n)
         if cum is None:

@@ -51,6 +51,12 @@ marked with ``AZK`` (the KL of its search target from the network's prior) are d
 ``1 - w + w * AZK / mean AZK`` (per board size), so training sees more of the positions where the search
 corrected the network; the validation batches stay unweighted.
 
+Board-size mix (``size_mix``, e.g. ``{19: 0.6, 13: 0.3, 9: 0.1}``): each batch's board size is drawn with
+these weights instead of in proportion to the positions of each size, so the size the strength table
+needs most can get more steps than its share of the data. ``max_final_margin`` > 0 removes the
+ownership and score targets of games that ended with an area margin above that share of the board
+(played out until the loser had nothing left), in training and validation alike.
+
 Logs: ``<out>/train_log.csv`` (one row per ``log_every`` steps, ``kind=train``, and one per validation,
 ``kind=val``; on resume the rows after the checkpoint's step are dropped so the file stays
 consistent), TensorBoard event files in ``<out>/tb`` when the ``tensorboard`` package is installed,
@@ -129,6 +135,8 @@ class TrainConfig:
     swa_from: int = 0       # 0: off; else average the weights of every swa_every-th step from this step on
     swa_every: int = 50
     surprise_weight: float = 0.0  # KataGo's policy surprise weighting (AZK): this share of the sampling weight
+    size_mix: dict[int, float] = field(default_factory=dict)  # batch board-size weights ({}: by positions)
+    max_final_margin: float = 0.0  # drop ownership/score targets of games won by > this share of the board
 
     def check(self) -> None:
         parse_device(self.device)
@@ -144,6 +152,10 @@ class TrainConfig:
             raise TrainError("val_fraction must be in [0, 1)")
         if not 0 <= self.surprise_weight <= 1:
             raise TrainError("surprise_weight must be in [0, 1]")
+        if any(not 7 <= int(n) <= 19 or w < 0 for n, w in self.size_mix.items()):
+            raise TrainError("size_mix needs board sizes 7-19 with weights >= 0")
+        if self.max_final_margin < 0:
+            raise TrainError("max_final_margin must be >= 0")
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -511,6 +523,17 @@ def _load_data(start: _Start, explicit: set[str] | None, log: Callable[[str], No
         f"{summary.val_games} / {summary.val_positions} held out, {summary.skipped_files} files skipped, "
         f"{summary.cheap_skipped} cheap-search positions left out "
         f"({time.perf_counter() - t0:.1f} s)")
+    dropped = train_set.drop_final_targets(config.max_final_margin)
+    val_set.drop_final_targets(config.max_final_margin)
+    if config.max_final_margin > 0:
+        log(f"final margin above {config.max_final_margin:g} of the board: {dropped} training positions "
+            f"lose their ownership/score targets ({int(train_set.count('final_w'))} keep them)")
+    if config.size_mix:
+        try:
+            mix = train_set.set_size_mix({int(n): float(w) for n, w in config.size_mix.items()})
+        except D.DatasetError as e:
+            raise TrainError(str(e)) from None
+        log("board-size mix: " + ", ".join(f"{n}x{n} {p:.2f}" for n, p in mix.items()))
     have = train_set.set_surprise_weight(config.surprise_weight)
     if config.surprise_weight > 0:
         log(f"policy surprise weighting {config.surprise_weight:g}: {have} of {len(train_set)} training positions "
