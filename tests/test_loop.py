@@ -81,6 +81,11 @@ def test_loop_init_from_checkpoint_and_extra_games(tmp_path, monkeypatch):
     import dataclasses
     loop_mod.Loop(str(tmp_path / "loop"), dataclasses.replace(cfg, surprise_weight=0.5), log=lambda m: None).train(1)
     assert calls[1][calls[1].index("--surprise-weight") + 1] == "0.5"
+    assert "--size-mix" not in calls[1] and "--max-final-margin" not in calls[1]
+    loop_mod.Loop(str(tmp_path / "loop"), dataclasses.replace(cfg, size_mix="7=0.7,9=0.3", max_final_margin=0.75),
+                  log=lambda m: None).train(1)
+    assert calls[2][calls[2].index("--size-mix") + 1] == "7=0.7,9=0.3"
+    assert calls[2][calls[2].index("--max-final-margin") + 1] == "0.75"
 
 
 def test_loop_gate_replayed_after_a_kill_before_its_save(tmp_path, monkeypatch):

@@ -83,6 +83,8 @@ class LoopConfig:
     window: int = 4000
     lr: float = 0.02
     surprise_weight: float = 0.0            # azgo train --surprise-weight (policy surprise weighting, AZK)
+    size_mix: str = ""                      # azgo train --size-mix ("19=0.6,13=0.4"; "": by positions)
+    max_final_margin: float = 0.0           # azgo train --max-final-margin (0: keep every ownership target)
     train_threads: int = 2
     gate_games: int = 20
     gate_visits: int = 32
@@ -251,6 +253,10 @@ class Loop:
                "--device", cfg.device, "--no-progress"]
         if cfg.surprise_weight > 0:
             cmd += ["--surprise-weight", str(cfg.surprise_weight)]
+        if cfg.size_mix:
+            cmd += ["--size-mix", cfg.size_mix]
+        if cfg.max_final_margin > 0:
+            cmd += ["--max-final-margin", str(cfg.max_final_margin)]
         if os.path.exists(self.ckpt_path(g)):
             cmd.append("--resume")
         else:
@@ -481,6 +487,12 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
 @click.option("--lr", default=LoopConfig.lr, show_default=True, type=float)
 @click.option("--surprise-weight", default=LoopConfig.surprise_weight, show_default=True, type=click.FloatRange(0, 1),
               help="Training samples positions partly by their policy surprise (azgo train --surprise-weight).")
+@click.option("--size-mix", default="", metavar="N=W,...",
+              help="Board-size weights of the training batches when --extra-games add other sizes "
+                   "(azgo train --size-mix, e.g. 19=0.6,13=0.4)  [default: by positions]")
+@click.option("--max-final-margin", default=LoopConfig.max_final_margin, show_default=True, type=click.FloatRange(0, 2),
+              help="Drop ownership/score targets of games won by more than this share of the board "
+                   "(azgo train --max-final-margin; 0: keep all).")
 @click.option("--gate-games", default=LoopConfig.gate_games, show_default=True, type=click.IntRange(min=1))
 @click.option("--gate-visits", default=LoopConfig.gate_visits, show_default=True, type=click.IntRange(min=1))
 @click.option("--gate-threshold", default=LoopConfig.gate_threshold, show_default=True, type=click.FloatRange(0, 1))
@@ -511,12 +523,15 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
                    "else HOST:6379 or ray://HOST:10001.")
 @click.pass_context
 def loop(ctx, folder, generations, hours, net, size, komi, games_per_generation, workers, full_visits, cheap_visits,
-         full_prob, train_steps, batch_size, window, lr, surprise_weight, gate_games, gate_visits, gate_threshold, seed,
+         full_prob, train_steps, batch_size, window, lr, surprise_weight, size_mix, max_final_margin, gate_games, gate_visits, gate_threshold, seed,
          init_ckpt, extra_games, device, anchor, anchor_games, anchor_visits, anchor_gate, anchor_margin, precision,
          ray_address):
     """Generations of selfplay -> train -> export -> gate, resumable after a kill (same command)."""
     from click.core import ParameterSource
     from azgo.nets.evaluator import parse_device
+
+    from .cli import _size_mix
+    _size_mix(size_mix or None)  # a malformed mix fails now, not at the first training
     try:
         parse_device(device)
     except ValueError as e:
@@ -530,6 +545,7 @@ def loop(ctx, folder, generations, hours, net, size, komi, games_per_generation,
                         precision=precision)
     cfg = LoopConfig(net=net, games_per_generation=games_per_generation, workers=workers, train_steps=train_steps,
                      batch_size=batch_size, window=window, lr=lr, surprise_weight=surprise_weight,
+                     size_mix=size_mix, max_final_margin=max_final_margin,
                      gate_games=gate_games, gate_visits=gate_visits, gate_threshold=gate_threshold, seed=seed, init=init_ckpt,
                      extra_games=tuple(os.path.abspath(d) for d in extra_games), device=device, ray=ray_address,
                      anchor=anchor, anchor_games=anchor_games, anchor_visits=anchor_visits, anchor_gate=anchor_gate,
