@@ -50,7 +50,7 @@ def _float_list(ctx, param, value):
     return out
 
 
-def _size_mix(value):
+def parse_size_mix(value):
     """``{19: 0.6, 13: 0.3}`` from "19=0.6,13=0.3" (None when not given)."""
     if value is None or value == "":
         return None
@@ -130,7 +130,7 @@ def _size_mix(value):
               help="KataGo's policy surprise weighting: this share of each position's sampling weight goes in "
                    "proportion to its policy surprise (AZK, written by azgo selfplay), the rest is uniform; "
                    "positions without AZK keep weight 1 (0: uniform sampling).")
-@click.option("--size-mix", callback=lambda c, p, v: _size_mix(v), metavar="N=W,...",
+@click.option("--size-mix", callback=lambda c, p, v: parse_size_mix(v), metavar="N=W,...",
               help="Draw each batch's board size with these weights, e.g. 19=0.6,13=0.3,9=0.1 (sizes left "
                    "out are not trained on)  [default: in proportion to the positions of each size]")
 @click.option("--max-final-margin", default=0.0, show_default=True, type=click.FloatRange(0, 2),

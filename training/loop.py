@@ -530,8 +530,8 @@ def loop(ctx, folder, generations, hours, net, size, komi, games_per_generation,
     from click.core import ParameterSource
     from azgo.nets.evaluator import parse_device
 
-    from .cli import _size_mix
-    _size_mix(size_mix or None)  # a malformed mix fails now, not at the first training
+    from .cli import parse_size_mix
+    parse_size_mix(size_mix or None)  # a malformed mix fails now, not at the first training
     try:
         parse_device(device)
     except ValueError as e:
