@@ -402,7 +402,8 @@ class PositionSet:
         self.sizes = sorted(self.arrays)
         self.counts = np.array([len(self.arrays[n]["value"]) for n in self.sizes], np.int64)
         self._cum: dict[int, np.ndarray] = {}  # per size: cumulative sampling weights (surprise weighting)
-        self._size_p = self.counts / self.counts.sum() if len(self.sizes) else self.counts.astype(np.float64)
+        self._size_p = np.zeros(0)  # per size: probability of a batch (set_size_mix)
+        self.set_size_mix(None)
 
     def set_size_mix(self, mix: dict[int, float] | None) -> dict[int, float]:
         """Choose each batch's board size with these relative weights (``{19: 0.6, 13: 0.3, 9: 0.1}``)
@@ -438,7 +439,7 @@ class PositionSet:
             a = self.arrays[n]
             bad = (a["final_w"] > 0) & (np.abs(a["score"]) > max_margin * n * n)
             dropped += int(bad.sum())
-            a["final_w"] = np.where(bad, np.float32(0), a["final_w"]).astype(np.float32)
+            a["final_w"][bad] = 0.0
         return dropped
 
     def set_surprise_weight(self, weight: float) -> int:
