@@ -72,6 +72,14 @@ class SearchConfig:
     ladder_prior: the network prior of a move that extends the side to move's chain out of atari into a
         ladder it loses (``azgo.engine.ladder.losing_escapes``) is multiplied by this, at every node the
         search expands (the row is renormalised); 1 = off. Lowered, not forbidden: the reader is narrow.
+    score_utility: weight of the score lead in the utility that PUCT maximises (KataGo's idea; 0 = off,
+        the value alone): an edge's utility is its mean value plus
+        ``score_utility * (2/pi) * atan((mean score lead - centre) / scale)``, the centre being the
+        root's network score lead at the start of the search (from the side to move at that node). Once
+        the value saturates (a network sure it is winning, or losing, sees every move alike) the score still
+        tells a move that keeps a group from one that loses it. Winrates, LCB and resignation still read the
+        value alone.
+    score_utility_scale: points over which the score term bends (0 = the board's side, 19 on 19x19).
     ladder_capture_prior: an atari that wins a ladder against the chain of the opponent's last move
         (``azgo.engine.ladder.ladder_attacks``) gets at least this share of the node's prior before the
         row is renormalised, so the search reads the chase to its end; 0 = off.
@@ -97,6 +105,8 @@ class SearchConfig:
     ownership_depth: int = 1
     ladder_prior: float = 0.1
     ladder_capture_prior: float = 0.25
+    score_utility: float = 0.0
+    score_utility_scale: float = 0.0
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:
@@ -111,6 +121,8 @@ class SearchConfig:
             raise ValueError(f"ladder_prior must be in [0, 1], got {self.ladder_prior}")
         if not 0.0 <= self.ladder_capture_prior <= 1.0:
             raise ValueError(f"ladder_capture_prior must be in [0, 1], got {self.ladder_capture_prior}")
+        if not (self.score_utility >= 0 and self.score_utility_scale >= 0):
+            raise ValueError("score_utility and score_utility_scale must be >= 0")
         if self.max_memory_mb is not None and not self.max_memory_mb > 0:
             raise ValueError("max_memory_mb must be > 0")
 
@@ -298,9 +310,14 @@ def c_puct_at(cfg: SearchConfig, total: float) -> float:
     return cfg.c_puct + math.log((1.0 + total + cfg.c_puct_base) / cfg.c_puct_base)
 
 
+_TWO_OVER_PI = 2.0 / math.pi  # the score term (2/pi) atan(x) lies in (-1, 1), as the value does
+
+
 def select(node: Node, cfg: SearchConfig, is_root: bool, forced_k: float,
-           blocked: np.ndarray | None = None) -> int:
-    """Index of the edge PUCT picks at a dense ``node`` (virtual loss included); ``blocked`` edges never."""
+           blocked: np.ndarray | None = None, utility: tuple[float, float, float] | None = None) -> int:
+    """Index of the edge PUCT picks at a dense ``node`` (virtual loss included); ``blocked`` edges never.
+    ``utility``: (weight, centre, scale) of the score term (see ``SearchConfig.score_utility``; the
+    centre from the side to move at ``node``), or None for the value alone."""
     N = node.N + node.VL
     total = N.sum()
     prior = node.prior
@@ -317,6 +334,13 @@ def select(node: Node, cfg: SearchConfig, is_root: bool, forced_k: float,
         # dividing by N only where visited (same values) avoids the costly np.errstate context
         q = np.where(visited, (node.W - node.VL) / np.where(visited, N, 1.0), fpu)
         sq = math.sqrt(total)
+        if utility is not None:
+            lam, centre, scale = utility
+            real = node.N > 0
+            n_real = float(node.N.sum())
+            parent_s = float(node.S.sum()) / n_real if n_real > 0 else node.score
+            lead = np.where(real, node.S / np.where(real, node.N, 1.0), parent_s)
+            q = q + lam * _TWO_OVER_PI * np.arctan((lead - centre) / scale)
     else:  # nothing visited: every child gets the parent's Q
         q = parent_q
         sq = 1.0
@@ -327,13 +351,15 @@ def select(node: Node, cfg: SearchConfig, is_root: bool, forced_k: float,
     return int(score.argmax())
 
 
-def select_compact(node: Node, c_puct: float, c_puct_base: float, fpu_reduction: float) -> int:
+def select_compact(node: Node, c_puct: float, c_puct_base: float, fpu_reduction: float,
+                   utility: tuple[float, float, float] | None = None) -> int:
     """Index of the edge PUCT picks at a compact ``node``: the best tried edge, or the next untried
     one (``node.tried()``; all untried edges share the first-play urgency, so the highest prior wins).
     Returns -1 when every kept move was tried, the node is ``truncated`` and the next untried move
     could be best: the node then needs the network again (see ``Node.expand``).
 
     Plain Python: compact nodes have few tried edges, where numpy's per-call cost dominates.
+    ``utility`` as in `select`.
     """
     st = node.st
     P = node.prior
@@ -357,14 +383,36 @@ def select_compact(node: Node, c_puct: float, c_puct_base: float, fpu_reduction:
     cs = (c_puct + math.log((1.0 + total + c_puct_base) / c_puct_base)) * sq
     best = -math.inf
     bi = -1
-    for i in range(t):
-        j = 6 * i
-        vl = st[j + 5]
-        n = st[j] + vl
-        s = ((st[j + 1] - vl) / n if n > 0 else fpu) + cs * P[i] / (1.0 + n)
-        if s > best:
-            best = s
-            bi = i
+    if utility is not None and total > 0:
+        lam, centre, scale = utility
+        n_real = s_sum = 0.0
+        for i in range(t):
+            n_real += st[6 * i]
+            s_sum += st[6 * i + 3]
+        parent_s = s_sum / n_real if n_real > 0 else node.score
+        fpu += lam * _TWO_OVER_PI * math.atan((parent_s - centre) / scale)
+        for i in range(t):
+            j = 6 * i
+            vl = st[j + 5]
+            n = st[j] + vl
+            if n > 0:
+                lead = st[j + 3] / st[j] if st[j] > 0 else parent_s
+                u = (st[j + 1] - vl) / n + lam * _TWO_OVER_PI * math.atan((lead - centre) / scale)
+            else:
+                u = fpu
+            s = u + cs * P[i] / (1.0 + n)
+            if s > best:
+                best = s
+                bi = i
+    else:
+        for i in range(t):
+            j = 6 * i
+            vl = st[j + 5]
+            n = st[j] + vl
+            s = ((st[j + 1] - vl) / n if n > 0 else fpu) + cs * P[i] / (1.0 + n)
+            if s > best:
+                best = s
+                bi = i
     if t < len(P):
         if fpu + cs * P[t] > best:
             st.extend((0, 0.0, 0.0, 0.0, 0.0, 0.0))

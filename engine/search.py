@@ -472,15 +472,20 @@ class Searcher:
         in_flight = self._in_flight
         pending: list[tuple[list, Node]] = []
         done = 0
+        lam = cfg.score_utility if self.has_score and root.expanded else 0.0
+        if lam > 0:  # (weight, centre, scale) for the side to move at even and at odd depths
+            scale = cfg.score_utility_scale or float(root.board.size)
+            ours, theirs = (lam, root.score, scale), (lam, -root.score, scale)
         for _ in range(want):
             node = root
             path: list[tuple[Node, int]] = []
+            utility = ours if lam > 0 else None
             while node.expanded and node.terminal is None:
                 if node.dense:
                     i = select(node, cfg, node is root, forced_k if node is root else 0.0,
-                               blocked if node is root else None)
+                               blocked if node is root else None, utility)
                 else:
-                    i = select_compact(node, c_puct, base, red)
+                    i = select_compact(node, c_puct, base, red, utility)
                     if i < 0:
                         break  # every kept move tried: this node goes to the network again
                 if node.dense:
@@ -489,6 +494,8 @@ class Searcher:
                     node.st[6 * i + 5] += vl
                 path.append((node, i))
                 node = node.child(i, pass_move)
+                if lam > 0:
+                    utility = theirs if utility is ours else ours
             if node.terminal is None and node.passes >= 2:
                 b = self._build_board(path, node)
                 node.terminal, node.score = exact_value(b, komi)

@@ -92,6 +92,10 @@ def engine_options(f):
         click.option("--ladders/--no-ladders", default=True, show_default=True,
                      help="Read ladders in the search: lower the prior of running out of atari into a "
                           "ladder that is lost, raise the prior of an atari that wins one."),
+        click.option("--score-utility", type=click.FloatRange(min=0), default=0.0, show_default=True,
+                     help="Weight of the score lead beside the winrate in what the search maximises "
+                          "(KataGo's score utility; 0 = the winrate alone). Keeps a winning (or losing) "
+                          "engine telling a move that keeps a group from one that loses it."),
         click.option("--symmetry", type=click.Choice(["none", "random", "average"]), default="random",
                      show_default=True, help="Board symmetry per network evaluation."),
         click.option("--seed", type=int, help="Random seed (reproducible searches)."),

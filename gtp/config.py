@@ -51,6 +51,7 @@ class EngineConfig:
     lag: float = 1.0
     lcb: bool = True
     ladders: bool = True  # ladder reading in the search (SearchConfig.ladder_prior, ladder_capture_prior)
+    score_utility: float = 0.0  # weight of the score lead in the search's utility (SearchConfig.score_utility)
     symmetry: str = "random"
     cache_size: int = 100_000
     seed: int | None = None
@@ -76,6 +77,8 @@ class EngineConfig:
             raise ValueError("resign_threshold is a winrate in [0, 1)")
         if self.lag < 0:
             raise ValueError("lag must be >= 0")
+        if not (self.score_utility >= 0 and math.isfinite(self.score_utility)):
+            raise ValueError("score_utility must be a number >= 0")
 
 
 def load_toml(path: str) -> dict:

@@ -139,7 +139,7 @@ class GtpEngine:
         cfg = self.config
         batch = cfg.gpu_batch_size if getattr(evaluator, "on_gpu", False) else cfg.batch_size
         self.search_config = SearchConfig(batch_size=batch, lcb=cfg.lcb, threads=self.threads.search,
-                                          max_memory_mb=self.max_memory,
+                                          max_memory_mb=self.max_memory, score_utility=cfg.score_utility,
                                           **({} if cfg.ladders else LADDERS_OFF))
         self.searcher = Searcher(evaluator, self.search_config, seed=cfg.seed)
         if getattr(self, "player", None) is not None:

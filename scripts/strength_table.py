@@ -19,7 +19,7 @@ GNU Go runs with ``--capture-all-dead`` and Pachi with ``pass_all_alive``, so th
 dead stones on the board: the match scores the final board by area, as it stands.
 
 Usage: python3 scripts/strength_table.py OUT [--games 100] [--pachi-games N] [--games13 40] [--games19 40]
-       [--seconds 1] [--net FILE] [--lines gnugo9,pachi9,gnugo13,gnugo19] [--parallel 2] [--quick]
+       [--seconds 1] [--net FILE] [--lines gnugo9,pachi9,gnugo13,gnugo19] [--parallel 2] [--azgo-args "--score-utility 0.3"] [--quick]
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ def lines(args) -> dict[str, dict]:
     cores = (os.cpu_count() or 1) if args.threads == "auto" else int(args.threads)
     if args.net:
         azgo += f" --net {shlex.quote(args.net)}"
+    if args.azgo_args:
+        azgo += " " + " ".join(shlex.quote(a) for a in shlex.split(args.azgo_args))
     table = {}
     if "gnugo9" in args.lines:
         table["gnugo9"] = dict(opponent="GNU Go 3.8 level 10", size=9, games=args.games, b=gnugo_level10(), a=azgo)
@@ -103,6 +105,7 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=1.0, help="azgo's seconds per move (and Pachi's)")
     ap.add_argument("--net", help="network (default: the packaged one)")
     ap.add_argument("--lines", default="gnugo9,pachi9,gnugo13,gnugo19")
+    ap.add_argument("--azgo-args", default="", help="more azgo gtp options, e.g. \"--score-utility 0.3\"")
     ap.add_argument("--parallel", type=int, default=2)
     ap.add_argument("--threads", default=None, help="azgo's --threads (and Pachi's threads): default 1 when lines "
                     "run in parallel (a core per line), else auto (every core: azgo's default)")

@@ -349,3 +349,39 @@ def test_ponder_stops_promptly_and_tree_is_reused():
     assert kept > 1
     r = s.search(g, Limits(visits=kept + 8))
     assert r.reused_visits == kept
+
+
+# ------------------------------------------------------------------ score utility
+class SaturatedEvaluator(ScriptedEvaluator):
+    """The scripted evaluator with a constant value (-0.95 for every side to move): like a network sure
+    of the game's result, it tells no move from another. The score (material) still moves."""
+
+    def evaluate(self, planes, legal, keys=None):
+        out = super().evaluate(planes, legal, keys)
+        out.value = np.full_like(out.value, -0.95)
+        return out
+
+
+def _root_visits(g, lam, visits=400):
+    s = Searcher(SaturatedEvaluator(tactic=1.0), SearchConfig(score_utility=lam, lcb=False), seed=1)
+    r = s.search(g, Limits(visits=visits))
+    return {move_to_gtp(c.move, 9): c.visits for c in r.candidates}, r
+
+
+def test_score_utility_separates_moves_a_saturated_value_cannot():
+    # White E5-E6 has one liberty, E7: capturing there gains two stones. The value cannot tell any
+    # move from another and the prior is uniform; only the score term prefers the capture.
+    g = game_with(["D5", "D6", "F5", "F6", "E4"], ["E5", "E6"])
+    plain, r0 = _root_visits(g, 0.0)
+    scored, r1 = _root_visits(g, 0.5)
+    assert move_to_gtp(r1.move, 9) == "E7", sorted(scored.items(), key=lambda kv: -kv[1])[:4]
+    assert scored["E7"] > 4 * plain.get("E7", 0), (scored["E7"], plain.get("E7"))
+    # winrates still read the value alone: every move alike, with and without the score term
+    assert all(c.winrate == pytest.approx(0.5, abs=0.02) for c in r0.candidates[:5] + r1.candidates[:5])
+    # the score lead the search reports is the capture's (material +6 for Black after it)
+    assert next(c for c in r1.candidates if move_to_gtp(c.move, 9) == "E7").score_lead > 5
+
+
+def test_score_utility_is_checked():
+    with pytest.raises(ValueError, match="score_utility"):
+        SearchConfig(score_utility=-0.1)
