@@ -104,6 +104,31 @@ def choose_providers(device: str, available: Sequence[str]) -> list:
 
 _ANNOUNCED: set[tuple[str, str]] = set()
 
+VNNI_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8")
+
+
+def int8_saturates(cpuinfo: str | None = None) -> bool:
+    """Whether onnxruntime's int8 kernel on this CPU saturates with full-range int8 weights: an x86 CPU
+    without VNNI (its uint8 x int8 products are summed in pairs in 16 bits, ``vpmaddubsw``). False where
+    it cannot tell (no ``/proc/cpuinfo``) and on other architectures. ``cpuinfo``: that file's text."""
+    import platform
+    if cpuinfo is None:
+        if platform.machine().lower() not in ("x86_64", "amd64", "i686", "x86"):
+            return False
+        try:
+            with open("/proc/cpuinfo") as f:
+                cpuinfo = f.read()
+        except OSError:
+            return False
+    flags = next((line.split(":", 1)[1].split() for line in cpuinfo.splitlines() if line.startswith("flags")), None)
+    return flags is not None and not any(f in flags for f in VNNI_FLAGS)
+
+
+def int8_full_range(metadata: dict[str, str]) -> bool:
+    """Whether an int8 network's weights use the full int8 range (made before azgo quantized in 7 bits,
+    see :mod:`azgo.nets.quantize`): such a file loses accuracy where `int8_saturates`."""
+    return metadata.get("azgo_precision") == "int8" and "reduce_range" not in metadata.get("azgo_calibration", "")
+
 
 def _announce(device: str, provider: str, why: str) -> None:
     """Say once per process (per device and provider) which provider runs the network."""
@@ -232,6 +257,17 @@ class OnnxEvaluator:
             gpu = f", GPU {providers[0][1]['device_id']}" if self.provider == CUDA_PROVIDER else ""
             _announce(device, self.provider, gpu + why)
         self.metadata: dict[str, str] = dict(self._session.get_modelmeta().custom_metadata_map)
+        if int8_full_range(self.metadata) and int8_saturates():
+            if self.config.precision == "auto" and self.path != Path(path):  # the fp32 network instead
+                print(f"azgo: {self.path.name} has full-range int8 weights, which lose the network on this CPU "
+                      f"(no VNNI); playing {Path(path).name} in fp32 (re-quantize with python -m "
+                      "azgo.nets.quantize for int8 speed)", file=sys.stderr, flush=True)
+                self.path, self._want_precision = Path(path), "any"
+                self._session = ort.InferenceSession(str(self.path), so, providers=providers)
+                self.metadata = dict(self._session.get_modelmeta().custom_metadata_map)
+            else:
+                print(f"azgo: warning: {self.path.name} has full-range int8 weights, which lose accuracy on this "
+                      "CPU (no VNNI); re-quantize it with python -m azgo.nets.quantize", file=sys.stderr, flush=True)
         self._check_metadata()
         inputs = {i.name: i for i in self._session.get_inputs()}
         if "planes" not in inputs:

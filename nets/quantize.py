@@ -44,8 +44,9 @@ from azgo.nets.evaluator import INT8_SUFFIX
 
 # 7-bit weights: exact on CPUs with and without VNNI (see the module docstring)
 REDUCE_RANGE = True
-METHOD = ("onnxruntime.quantization.quantize_static QDQ, per-channel, QUInt8 act / QInt8 weights "
-          "(7-bit, reduce_range), MinMax")
+SEVEN_BIT = " (7-bit, reduce_range)"  # in the method text of every file made this way (see evaluator.int8_full_range)
+METHOD = ("onnxruntime.quantization.quantize_static QDQ, per-channel, QUInt8 act / QInt8 weights"
+          + SEVEN_BIT + ", MinMax")
 
 
 def int8_path_for(fp32_path: str | os.PathLike) -> Path:
@@ -154,7 +155,7 @@ def quantize_int8(
         model = onnx.load(str(raw))
     meta["azgo_precision"] = "int8"
     meta["azgo_calibration"] = json.dumps({
-        "method": METHOD,
+        "method": METHOD if REDUCE_RANGE else METHOD.replace(SEVEN_BIT, ""),
         "positions": int(sum(len(a) for a in arrays)),
         "board_sizes": sorted({int(a.shape[-1]) for a in arrays}),
         "fp32_sha256": hashlib.sha256(fp32_path.read_bytes()).hexdigest(),

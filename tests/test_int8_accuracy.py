@@ -71,3 +71,39 @@ def test_fresh_quantization_agrees_with_fp32(tmp_path):
 def _metadata(path: Path) -> dict[str, str]:
     import onnx
     return {p.key: p.value for p in onnx.load(str(path)).metadata_props}
+
+
+def test_int8_saturates_reads_the_cpu_flags():
+    from azgo.nets.evaluator import int8_saturates
+    assert int8_saturates("processor: 0\nflags\t\t: fpu sse2 avx avx2 fma\n") is True
+    assert int8_saturates("flags\t\t: fpu avx2 avx512f avx512_vnni\n") is False
+    assert int8_saturates("flags\t\t: fpu avx2 avx_vnni\n") is False
+    assert int8_saturates("no flags here\n") is False
+
+
+def test_full_range_int8_falls_back_to_fp32_where_it_saturates(tmp_path, monkeypatch, capsys):
+    """An int8 file made before 7-bit weights: --precision auto plays the fp32 network on a CPU without
+    VNNI (and the int8 file elsewhere); an explicit int8 request keeps it and warns."""
+    import azgo.nets.evaluator as ev
+    import azgo.nets.quantize as q
+    from azgo.nets.evaluator import EvalConfig, OnnxEvaluator
+    fp32 = tmp_path / "old.onnx"
+    fp32.write_bytes((NETS / "large19.onnx").read_bytes())
+    monkeypatch.setattr(q, "REDUCE_RANGE", False)
+    int8 = q.quantize_int8(fp32, _positions(19, 32), calibration_note="full range, as before")
+    assert ev.int8_full_range(_metadata(int8))
+    monkeypatch.setattr(ev, "int8_saturates", lambda: True)
+    auto = OnnxEvaluator(fp32, EvalConfig(precision="auto"))
+    assert auto.path == fp32 and auto.precision == "fp32"
+    assert "playing old.onnx in fp32" in capsys.readouterr().err
+    forced = OnnxEvaluator(fp32, EvalConfig(precision="int8"))
+    assert forced.path == int8 and forced.precision == "int8"
+    assert "warning: old.int8.onnx has full-range int8 weights" in capsys.readouterr().err
+    monkeypatch.setattr(ev, "int8_saturates", lambda: False)  # a VNNI CPU: the int8 file as before
+    assert OnnxEvaluator(fp32, EvalConfig(precision="auto")).path == int8
+    # a 7-bit file is played in int8 everywhere
+    monkeypatch.setattr(q, "REDUCE_RANGE", True)
+    q.quantize_int8(fp32, _positions(19, 32))
+    monkeypatch.setattr(ev, "int8_saturates", lambda: True)
+    seven = OnnxEvaluator(fp32, EvalConfig(precision="auto"))
+    assert seven.path == int8 and seven.precision == "int8" and not ev.int8_full_range(seven.metadata)
