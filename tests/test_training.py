@@ -225,6 +225,67 @@ def test_size_mix_and_final_margin_filter(tmp_path):
     assert ps.arrays[big]["value_w"].all()  # the value target stays
 
 
+def test_source_weights_sampling_and_policy_loss(tmp_path):
+    """Games under a weighted source are drawn W times as often, position for position, and carry policy
+    weight P into the batch and the loss (P = 0: no policy loss from them; the value loss is untouched);
+    validation games stay unweighted; a malformed --source-weight is a clear error and a good one is
+    recorded in the run."""
+    from click.testing import CliRunner
+
+    from azgo.gtp.cli import main
+    (tmp_path / "self").mkdir()
+    (tmp_path / "vs").mkdir()
+    for i in range(3):
+        g, props = random_game(200 + i, 20, finish=True, props="azp")
+        write_game(tmp_path / "self" / f"s{i}.sgf", g, props)
+    g, props = random_game(300, 20, finish=True, props="none")
+    write_game(tmp_path / "vs" / "v0.sgf", g, props)
+    train, _, summary = D.load_dataset([str(tmp_path / "self"), str(tmp_path / "vs")], val_fraction=0.0,
+                                       use_cache=False, workers=1,
+                                       source_weights=[(str(tmp_path / "vs"), 4.0, 0.0)])
+    assert summary.weighted == {str(tmp_path / "vs"): 1}
+    a = train.arrays[N]
+    vs = a["policy_w"] == 0.0
+    nv = len(D.decode_file(tmp_path / "vs" / "v0.sgf"))  # 20 moves and two passes
+    assert vs.sum() == nv == 22 and (a["sample_w"][vs] == 4.0).all() and (a["sample_w"][~vs] == 1.0).all()
+    rng = np.random.default_rng(3)
+    drawn = 0
+    total = 0
+    for _ in range(200):
+        b = train.sample(rng, 64)
+        drawn += int((b["policy_w"] == 0.0).sum())
+        total += 64
+    want = 4 * nv / (4 * nv + int((~vs).sum()))
+    assert abs(drawn / total - want) < 0.03, (drawn / total, want)
+    # the loss: with policy_w 0 for half the batch the policy term is half of the unweighted one
+    batch = T.to_tensors(train.batch(N, np.arange(len(a["value"]))))
+    model = build_model("b2c16", seed=0).eval()
+    with torch.no_grad():
+        out = model(batch["planes"])
+        _, m_w = T.compute_losses(out, batch)
+        ones = dict(batch, policy_w=torch.ones_like(batch["policy_w"]))
+        loss1, m_1 = T.compute_losses(out, ones)
+        zeros = dict(batch, policy_w=torch.zeros_like(batch["policy_w"]))
+        loss0, m_0 = T.compute_losses(out, zeros)
+    assert m_w["value"] == pytest.approx(m_1["value"]) and m_0["value"] == pytest.approx(m_1["value"])
+    assert m_w["policy"] != pytest.approx(m_1["policy"])  # the mean over the weighted positions only
+    assert float(loss1) - float(loss0) == pytest.approx(m_1["policy"], rel=1e-4)  # weight 1 for policy
+    with pytest.raises(D.DatasetError):
+        D.PositionSet([D.decode_file(tmp_path / "vs" / "v0.sgf")], [(1.0, 2.0)])
+    bad = CliRunner().invoke(main, ["train", str(tmp_path), "--out", str(tmp_path / "x"),
+                                    "--source-weight", "vs=x"])
+    assert bad.exit_code == 2 and "SRC=W" in bad.output
+    out = tmp_path / "run"
+    ok = CliRunner().invoke(main, ["train", str(tmp_path / "self"), str(tmp_path / "vs"), "--out", str(out),
+                                   "--steps", "2", "--net", "b2c16", "--batch-size", "8", "--val-fraction", "0",
+                                   "--source-weight", f"{tmp_path / 'vs'}=3:0.5", "--no-progress",
+                                   "--no-tensorboard", "--validate-every", "0"])
+    assert ok.exit_code == 0, ok.output
+    assert "sample x3, policy x0.5 (1 training games)" in ok.output
+    args = torch.load(out / "checkpoint.pt", weights_only=False)["args"]
+    assert args["source_weights"] == [[str(tmp_path / "vs"), 3.0, 0.5]]
+
+
 def _draws(ps, rng, n):
     """Which of a one-game set's positions ``sample`` drew (told apart by their stored planes)."""
     a = ps.arrays[ps.sizes[0]]
@@ -536,6 +597,40 @@ def test_net_eval_script_compares_networks_on_the_same_positions(archive, tmp_pa
     res = subprocess.run([sys.executable, str(script), str(tmp_path / "none"), "--net", str(net)],
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "no SGF files" in res.stderr
+
+
+def test_value_by_game_script_reports_the_players_view(tmp_path):
+    """scripts/value_by_game.py: one row per game the player is in (colour and result read from PB/PW and
+    RE), the value turned to the player's view (the first position's value, Black to move, negated when
+    the player is White), and games without the player left out."""
+    from azgo.nets.evaluator import EvalConfig, OnnxEvaluator
+    from azgo.training.export import export_onnx
+    net = tmp_path / "a.onnx"
+    export_onnx(build_model("b2c16", seed=3).eval(), net, net_name="b2c16")
+    games = tmp_path / "games"
+    games.mkdir()
+    g, _ = random_game(400, 12, finish=False)
+    for name, black, white, result in (("a.sgf", "azgo", "GNU Go", "B+R"), ("b.sgf", "GNU Go", "azgo x", "B+R"),
+                                       ("c.sgf", "GNU Go", "Pachi", "W+R")):
+        (games / name).write_bytes(write_sgf(record_from_game(g, black=black, white=white, result=result)))
+    script = Path(__file__).resolve().parents[1] / "scripts" / "value_by_game.py"
+    res = subprocess.run([sys.executable, str(script), str(games), "--net", str(net), "--ranges", "0-1,1-2,5-99"],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+            for line in res.stdout.splitlines() if line.startswith("| ") and ".sgf" in line}
+    assert set(rows) == {"a.sgf", "b.sgf"}
+    assert rows["a.sgf"][:3] == ["B", "won", "12"] and rows["b.sgf"][:3] == ["W", "lost", "12"]
+    arrays = D.decode_file(games / "a.sgf")
+    ps = D.PositionSet([arrays])
+    b = ps.batch(N, np.arange(2))
+    legal = np.ones((2, N * N + 1), bool)
+    v = OnnxEvaluator(net, EvalConfig(precision="fp32")).evaluate(b["planes"], legal).value
+    first_a, second_a, _ = rows["a.sgf"][3].split()
+    first_b, second_b, _ = rows["b.sgf"][3].split()
+    assert float(first_a) == pytest.approx(v[0], abs=0.006) and float(first_b) == pytest.approx(-v[0], abs=0.006)
+    assert float(second_a) == pytest.approx(-v[1], abs=0.006)  # White to move at the second position
+    assert "games azgo won (1)" in res.stdout and "games azgo lost (1)" in res.stdout
 
 
 def test_train_cli_size_mix_and_margin(archive, tmp_path):

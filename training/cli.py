@@ -50,6 +50,24 @@ def _float_list(ctx, param, value):
     return out
 
 
+def parse_source_weights(values):
+    """``[[src, w, p], ...]`` from ("runs/x=8:0.25", ...) (None when none given)."""
+    if not values:
+        return None
+    out = []
+    for v in values:
+        src, eq, rest = v.rpartition("=")
+        w, colon, pol = rest.partition(":")
+        try:
+            sw, pw = float(w), float(pol) if colon else 1.0
+        except ValueError:
+            raise click.BadParameter(f"expected SRC=W or SRC=W:P, got {v!r}") from None
+        if not eq or not src or sw < 0 or not 0 <= pw <= 1:
+            raise click.BadParameter(f"expected SRC=W[:P] with W >= 0 and P in 0..1, got {v!r}")
+        out.append([src, sw, pw])
+    return out
+
+
 def parse_size_mix(value):
     """``{19: 0.6, 13: 0.3}`` from "19=0.6,13=0.3" (None when not given)."""
     if value is None or value == "":
@@ -136,6 +154,11 @@ def parse_size_mix(value):
 @click.option("--max-final-margin", default=0.0, show_default=True, type=click.FloatRange(0, 2),
               help="Drop the ownership/score targets of games that ended with an area margin above this share "
                    "of the board (e.g. 0.75: played out until the loser's groups were all dead); 0 keeps all.")
+@click.option("--source-weight", "source_weights", multiple=True, callback=lambda c, p, v: parse_source_weights(v),
+              metavar="SRC=W[:P]",
+              help="Draw the training games under SRC (a folder or file) W times as often as the others, and "
+                   "scale their policy loss by P (0-1, default 1), e.g. runs/vs_gnugo=8:0.25 (repeatable; "
+                   "the first matching SRC wins).")
 @click.pass_context
 def train(ctx, sources, **opts):
     """Train a network on SGF games: folders (searched recursively), globs or files.
@@ -154,6 +177,8 @@ def train(ctx, sources, **opts):
         values.pop("loss_weights")
     if values["size_mix"] is None:
         values["size_mix"] = {}
+    if values["source_weights"] is None:
+        values["source_weights"] = []
     config = TrainConfig(**values)
     explicit = _explicit(ctx, [p.name for p in ctx.command.params if p.name != "sources"])
     if sources:

@@ -36,6 +36,11 @@ out a deterministic ~``val_fraction`` of games (by a hash of the file's base nam
 (`PositionSet.sample`) draw positions uniformly (or, with a surprise weight, partly in proportion to
 ``AZK``), one board size per batch, and apply one of the 8 symmetries per sample, consistently to
 planes, policy and ownership.
+
+Source weights (`load_dataset`'s ``source_weights``): the games of one source (a folder or file) can be
+drawn more or less often than the rest (``sample`` weight, relative to 1) and can carry a smaller policy
+loss (``policy`` weight, 0 to 1; a batch's ``policy_w``), e.g. games against an outside opponent whose
+value targets are wanted more than its moves.
 """
 
 from __future__ import annotations
@@ -388,22 +393,35 @@ def is_validation(path: str, fraction: float) -> bool:
 class PositionSet:
     """Positions of many games, concatenated per board size, with batch builders."""
 
-    def __init__(self, games: Sequence[GameArrays] = ()) -> None:
-        by_size: dict[int, list[GameArrays]] = {}
-        for g in games:
+    def __init__(self, games: Sequence[GameArrays] = (),
+                 weights: Sequence[tuple[float, float]] | None = None) -> None:
+        """``weights``: per game, ``(sample, policy)``: its positions' relative sampling weight and the
+        weight of their policy loss (default ``(1, 1)`` for every game)."""
+        if weights is not None and len(weights) != len(games):
+            raise DatasetError("weights needs one (sample, policy) pair per game")
+        by_size: dict[int, list[tuple[GameArrays, tuple[float, float]]]] = {}
+        for i, g in enumerate(games):
             if len(g):
-                by_size.setdefault(g.size, []).append(g)
+                w = (1.0, 1.0) if weights is None else (float(weights[i][0]), float(weights[i][1]))
+                if w[0] < 0 or not 0 <= w[1] <= 1:
+                    raise DatasetError(f"sample weight must be >= 0 and policy weight in [0, 1], got {w}")
+                by_size.setdefault(g.size, []).append((g, w))
         self.arrays: dict[int, dict[str, np.ndarray]] = {}
         for n in sorted(by_size):
             group = by_size[n]
-            self.arrays[n] = {name: np.concatenate([getattr(g, name) for g in group])
+            self.arrays[n] = {name: np.concatenate([getattr(g, name) for g, _ in group])
                               for name in GameArrays.ARRAYS}
+            self.arrays[n]["sample_w"] = np.concatenate(
+                [np.full(len(g), w[0], np.float64) for g, w in group])
+            self.arrays[n]["policy_w"] = np.concatenate(
+                [np.full(len(g), w[1], np.float32) for g, w in group])
         self.games = sum(1 for g in games if len(g))
         self.sizes = sorted(self.arrays)
         self.counts = np.array([len(self.arrays[n]["value"]) for n in self.sizes], np.int64)
-        self._cum: dict[int, np.ndarray] = {}  # per size: cumulative sampling weights (surprise weighting)
+        self._cum: dict[int, np.ndarray] = {}  # per size: cumulative sampling weights (source, surprise)
         self._size_p = np.zeros(0)  # per size: probability of a batch (set_size_mix)
         self.set_size_mix(None)
+        self.set_surprise_weight(0.0)
 
     def set_size_mix(self, mix: dict[int, float] | None) -> dict[int, float]:
         """Choose each batch's board size with these relative weights (``{19: 0.6, 13: 0.3, 9: 0.1}``)
@@ -447,21 +465,26 @@ class PositionSet:
         weight, ``1 - weight`` is uniform and ``weight`` is in proportion to its ``surprise`` (AZK)
         relative to the mean surprise of the positions of its board size that have one, so the mean
         weight stays 1; positions without AZK keep weight 1. 0 turns it off. Returns how many
-        positions carry a surprise."""
+        positions carry a surprise. The source weights (see `__init__`) multiply these weights."""
         if not 0.0 <= weight <= 1.0:
             raise DatasetError(f"surprise weight must be in [0, 1], got {weight}")
         self._cum = {}
         have = 0
         for n in self.sizes:
             k = self.arrays[n]["surprise"].astype(np.float64)
+            base = self.arrays[n]["sample_w"]
             known = np.isfinite(k)
             have += int(known.sum())
-            if weight == 0.0 or not known.any():
-                continue
-            mean = float(k[known].mean())
             w = np.ones(len(k))
-            if mean > 0:
-                w[known] = (1.0 - weight) + weight * k[known] / mean
+            if weight > 0.0 and known.any():
+                mean = float(k[known].mean())
+                if mean > 0:
+                    w[known] = (1.0 - weight) + weight * k[known] / mean
+            w = w * base
+            if np.all(w == 1.0):
+                continue  # uniform: plain integers are faster
+            if w.sum() <= 0:
+                raise DatasetError(f"every {n}x{n} position has sampling weight 0")
             self._cum[n] = np.cumsum(w)
         return have
 
@@ -476,7 +499,8 @@ class PositionSet:
         """The batch of positions ``index`` of board size ``size`` with symmetry ``symmetries[i]``.
 
         Returns float32 arrays: ``planes`` [B, 26, N, N] (komi plane filled in), ``policy`` [B, N*N+1],
-        ``value``, ``value_w``, ``ownership`` [B, N*N], ``score``, ``final_w``.
+        ``value``, ``value_w``, ``ownership`` [B, N*N], ``score``, ``final_w``, ``policy_w`` (the
+        policy loss weight of the position's source).
         """
         a = self.arrays[size]
         index = np.asarray(index, np.int64)
@@ -499,11 +523,12 @@ class PositionSet:
             "planes": planes, "policy": policy, "ownership": ownership,
             "value": a["value"][index], "value_w": a["value_w"][index],
             "score": a["score"][index], "final_w": a["final_w"][index],
+            "policy_w": a["policy_w"][index],
         }
 
     def sample(self, rng: np.random.Generator, batch_size: int, augment: bool = True) -> dict[str, np.ndarray]:
         """A random batch: one board size (in proportion to its positions, or by `set_size_mix`), positions drawn
-        with replacement (uniformly, or by `set_surprise_weight`), one random symmetry per sample
+        with replacement (uniformly, or by the source weights and `set_surprise_weight`), one random symmetry per sample
         when ``augment``."""
         if len(self) == 0:
             raise DatasetError("no positions to sample from")
@@ -548,12 +573,13 @@ class DataSummary:
     cheap_skipped: int = 0
     decoded: int = 0            # files decoded now (not from the cache)
     targets: dict = field(default_factory=dict)  # azx / azp / played counts (and azk: positions with AZK)
+    weighted: dict = field(default_factory=dict)  # source -> training games given its source weights
 
     def as_dict(self) -> dict:
         return {"files": len(self.files), "train_games": self.train_games, "val_games": self.val_games,
                 "train_positions": self.train_positions, "val_positions": self.val_positions,
                 "skipped_files": self.skipped_files, "cheap_positions_skipped": self.cheap_skipped,
-                "policy_targets": dict(self.targets)}
+                "policy_targets": dict(self.targets), "source_weights": dict(self.weighted)}
 
 
 def _cached_or_none(path: str, cache_dir: str | None) -> GameArrays | str | None:
@@ -613,17 +639,23 @@ def load_games(files: Sequence[str], cache_dir: str | None = None, use_cache: bo
 def load_dataset(sources: Sequence[str] | None = None, *, files: Sequence[str] | None = None,
                  window: int | None = None, val_fraction: float = 0.05, cache_dir: str | None = None,
                  use_cache: bool = True, workers: int = 0, warn: Warn | None = None,
-                 progress: Callable[[int], None] | None = None) -> tuple[PositionSet, PositionSet, DataSummary]:
+                 progress: Callable[[int], None] | None = None,
+                 source_weights: Sequence[tuple[str, float, float]] = ()
+                 ) -> tuple[PositionSet, PositionSet, DataSummary]:
     """Training and validation `PositionSet` from ``sources`` (or an explicit ordered ``files`` list).
 
-    Returns ``(train, validation, summary)``.
+    ``source_weights``: ``(source, sample, policy)`` triples; the training games under ``source`` (a
+    folder, or one file) get these weights (`PositionSet`); the first matching source wins. Validation
+    stays unweighted. Returns ``(train, validation, summary)``.
     """
     if files is None:
         files = select_window(find_sgf_files(sources or []), window)
     files = list(files)
     games = load_games(files, cache_dir, use_cache, workers, warn, progress)
     summary = DataSummary(files=files)
-    train, val = [], []
+    train, val, weights = [], [], []
+    roots = [(os.path.realpath(src), float(w), float(pw)) for src, w, pw in source_weights]
+    matched = [0] * len(roots)
     targets = {"azx": 0, "azp": 0, "played": 0, "azk": 0}
     for f, g in zip(files, games):
         if g is None:
@@ -632,9 +664,21 @@ def load_dataset(sources: Sequence[str] | None = None, *, files: Sequence[str] |
         summary.cheap_skipped += g.stats.get("cheap", 0)
         for k in targets:
             targets[k] += g.stats.get(k, 0)
-        (val if is_validation(f, val_fraction) else train).append(g)
+        if is_validation(f, val_fraction):
+            val.append(g)
+            continue
+        train.append(g)
+        w = (1.0, 1.0)
+        real = os.path.realpath(f)
+        for i, (root, sw, pw) in enumerate(roots):
+            if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+                w = (sw, pw)
+                matched[i] += 1
+                break
+        weights.append(w)
     summary.targets = targets
-    train_set, val_set = PositionSet(train), PositionSet(val)
+    summary.weighted = {src: m for (src, _, _), m in zip(source_weights, matched)}
+    train_set, val_set = PositionSet(train, weights), PositionSet(val)
     summary.train_games, summary.val_games = train_set.games, val_set.games
     summary.train_positions, summary.val_positions = len(train_set), len(val_set)
     return train_set, val_set, summary

@@ -57,6 +57,11 @@ needs most can get more steps than its share of the data. ``max_final_margin`` >
 ownership and score targets of games that ended with an area margin above that share of the board
 (played out until the loser had nothing left), in training and validation alike.
 
+Source weights (``source_weights``, ``[[source, sample, policy], ...]``): the training games under a source
+are drawn ``sample`` times as often as others (position for position) and their policy loss is scaled by
+``policy`` (e.g. games against GNU Go, wanted for the value of the positions its play leads into, not
+for its moves); the policy loss is ``sum(policy_w * ce) / batch``, its logged mean is over ``policy_w``.
+
 Logs: ``<out>/train_log.csv`` (one row per ``log_every`` steps, ``kind=train``, and one per validation,
 ``kind=val``; on resume the rows after the checkpoint's step are dropped so the file stays
 consistent), TensorBoard event files in ``<out>/tb`` when the ``tensorboard`` package is installed,
@@ -137,6 +142,7 @@ class TrainConfig:
     surprise_weight: float = 0.0  # KataGo's policy surprise weighting (AZK): this share of the sampling weight
     size_mix: dict[int, float] = field(default_factory=dict)  # batch board-size weights ({}: by positions)
     max_final_margin: float = 0.0  # drop ownership/score targets of games won by > this share of the board
+    source_weights: list = field(default_factory=list)  # [source, sample weight, policy weight] per source
 
     def check(self) -> None:
         parse_device(self.device)
@@ -156,6 +162,9 @@ class TrainConfig:
             raise TrainError("size_mix needs board sizes 7-19 with weights >= 0")
         if self.max_final_margin < 0:
             raise TrainError("max_final_margin must be >= 0")
+        for item in self.source_weights:
+            if len(item) != 3 or float(item[1]) < 0 or not 0 <= float(item[2]) <= 1:
+                raise TrainError(f"source_weights needs [source, sample >= 0, policy in 0..1] items, got {item!r}")
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -236,22 +245,25 @@ def compute_losses(outputs, batch: dict[str, torch.Tensor], weights=DEFAULT_LOSS
     b = policy.shape[0]
     logp = F.log_softmax(policy, dim=1)
     pol = -(batch["policy"] * logp).sum(dim=1)
+    pw = batch.get("policy_w")
+    if pw is None:
+        pw = torch.ones_like(pol)
     vw, fw = batch["value_w"], batch["final_w"]
     val = (value - batch["value"]) ** 2
     own = ((ownership - batch["ownership"]) ** 2).mean(dim=1)
     sco = F.huber_loss(score / SCORE_SCALE, batch["score"] / SCORE_SCALE, reduction="none", delta=1.0)
-    terms = (pol.mean(), (val * vw).sum() / b, (own * fw).sum() / b, (sco * fw).sum() / b)
+    terms = ((pol * pw).sum() / b, (val * vw).sum() / b, (own * fw).sum() / b, (sco * fw).sum() / b)
     total = sum(w * t for w, t in zip(weights, terms))
     with torch.no_grad():
-        vsum, fsum = float(vw.sum()), float(fw.sum())
+        vsum, fsum, psum = float(vw.sum()), float(fw.sum()), float(pw.sum())
         metrics = {
             "loss": float(total),
-            "policy": float(terms[0]),
+            "policy": float((pol * pw).sum()) / psum if psum else math.nan,
             "value": float((val * vw).sum()) / vsum if vsum else math.nan,
             "ownership": float((own * fw).sum()) / fsum if fsum else math.nan,
             "score": float((sco * fw).sum()) / fsum if fsum else math.nan,
             "policy_acc": float((policy.argmax(1) == batch["policy"].argmax(1)).float().mean()),
-            "value_n": vsum, "final_n": fsum, "n": float(b),
+            "value_n": vsum, "final_n": fsum, "policy_n": psum, "n": float(b),
         }
     return total, metrics
 
@@ -264,7 +276,8 @@ class MetricMeans:
         self.weights: dict[str, float] = {}
 
     def add(self, m: dict[str, float]) -> None:
-        w_of = {"value": m["value_n"], "ownership": m["final_n"], "score": m["final_n"]}
+        w_of = {"value": m["value_n"], "ownership": m["final_n"], "score": m["final_n"],
+                "policy": m.get("policy_n", m["n"])}
         for k in ("loss", "policy", "value", "ownership", "score", "policy_acc"):
             w = w_of.get(k, m["n"])
             if w and not math.isnan(m[k]):
@@ -510,7 +523,8 @@ def _load_data(start: _Start, explicit: set[str] | None, log: Callable[[str], No
         train_set, val_set, summary = D.load_dataset(
             files=files, val_fraction=config.val_fraction, cache_dir=config.cache_dir,
             use_cache=config.cache, workers=config.workers, warn=lambda m: log(f"warning: {m}"),
-            progress=bar.update)
+            progress=bar.update,
+            source_weights=[(str(s), float(w), float(pw)) for s, w, pw in config.source_weights])
     except D.DatasetError as e:
         raise TrainError(str(e)) from None
     finally:
@@ -523,6 +537,9 @@ def _load_data(start: _Start, explicit: set[str] | None, log: Callable[[str], No
         f"{summary.val_games} / {summary.val_positions} held out, {summary.skipped_files} files skipped, "
         f"{summary.cheap_skipped} cheap-search positions left out "
         f"({time.perf_counter() - t0:.1f} s)")
+    for src, w, pw in config.source_weights:
+        log(f"source weight {src}: sample x{float(w):g}, policy x{float(pw):g} "
+            f"({summary.weighted.get(str(src), 0)} training games)")
     dropped = train_set.drop_final_targets(config.max_final_margin)
     val_set.drop_final_targets(config.max_final_margin)
     if config.max_final_margin > 0:
