@@ -375,7 +375,12 @@ def genmove_cmd(ctx, sgf_path, move_number, moves, size, komi, color, as_json, *
 @click.option("--name-a", default="", help="Name for engine A (default: its GTP name).")
 @click.option("--name-b", default="", help="Name for engine B.")
 @click.option("--resume", is_flag=True, help="Count the games already in --sgf-dir and play only the missing ones.")
-def match_cmd(engine_a, engine_b, games, size, komi, time_control, max_moves, sgf_dir, name_a, name_b, resume):
+@click.option("--replay-crashes", type=click.Choice(["a", "b", "both"]), default=None,
+              help="A game in which this engine died (rather than lost) is void (--sgf-dir/void/, RE[Void]) and "
+                   "played again, up to 3 times (b: the opponent's crashes, for a strength line). Otherwise the "
+                   "engine that died loses the game (+F); either way it is started again for the next game.")
+def match_cmd(engine_a, engine_b, games, size, komi, time_control, max_moves, sgf_dir, name_a, name_b, resume,
+              replay_crashes):
     """Play two GTP engines against each other; print wins, win rate (95% interval) and Elo."""
     from .match import EngineError, parse_time_control, run_match, stderr_log
     try:
@@ -384,7 +389,7 @@ def match_cmd(engine_a, engine_b, games, size, komi, time_control, max_moves, sg
         raise click.BadParameter(str(e), param_hint="--time") from None
     try:
         summary = run_match(engine_a, engine_b, games, size, komi, tc, sgf_dir, max_moves, stderr_log,
-                            name_a, name_b, resume=resume)
+                            name_a, name_b, resume=resume, replay_crashes=replay_crashes or "")
     except EngineError as e:
         raise click.ClickException(str(e)) from None
     for line in summary.lines():

@@ -6,7 +6,11 @@ The runner keeps its own board (azgo's rules, positional superko) and adjudicate
 unparsable move loses (``B+F``/``W+F``), ``resign`` loses (``B+R``/``W+R``), running out of time loses
 (``B+T``/``W+T``), two consecutive passes end the game and Tromp-Taylor area scoring of the final
 board decides (no dead-stone removal: engines are expected to play it out), a game over the move cap
-is scored as it stands. Every game is written as SGF. The summary gives wins, the win rate of engine
+is scored as it stands. An engine that dies (its process exits or stops answering) loses the game
+(``+F``) and is started again for the next one; with ``replay_crashes`` naming that engine (``"b"``, the
+opponent, in a strength line; ``"a"`` or ``"both"``) such a game is void instead (written under ``void/``
+with ``RE[Void]``) and played again, so a strength line is not scored by an opponent's bug (GNU Go 3.8
+segfaults now and then on 19x19) while a crash of the engine measured still loses. Every game is written as SGF. The summary gives wins, the win rate of engine
 A with a 95% Wilson interval, and the Elo difference with the interval mapped through the same
 logistic formula.
 """
@@ -49,6 +53,28 @@ class GtpClient:
         except OSError as e:
             raise EngineError(f"cannot start engine {command!r}: {e.strerror or e}") from None
         self.name = name or self._safe("name") or self.argv[0]
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def died(self, grace: float = 2.0) -> bool:
+        """Whether the engine's process has exited, waiting up to ``grace`` seconds for one that closed its
+        output to finish exiting (a crash) rather than judging while it dies."""
+        try:
+            self.proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    def restart(self) -> None:
+        """Start the engine again after it died (same command, name and stderr log)."""
+        self.close(kill=True, keep_log=True)
+        try:
+            self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=self._err, bufsize=0)
+        except OSError as e:
+            raise EngineError(f"cannot start engine {self.command!r}: {e.strerror or e}") from None
 
     def _safe(self, cmd: str) -> str | None:
         try:
@@ -99,7 +125,7 @@ class GtpClient:
             raise EngineError(f"engine {self.argv[0]} refused {command!r}: {text}")
         return text
 
-    def close(self, kill: bool = False) -> None:
+    def close(self, kill: bool = False, keep_log: bool = False) -> None:
         proc = self.proc
         if proc.poll() is None and not kill:
             try:
@@ -111,7 +137,7 @@ class GtpClient:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        if self._err is not subprocess.DEVNULL:
+        if self._err is not subprocess.DEVNULL and not keep_log:
             self._err.close()
 
 
@@ -126,6 +152,7 @@ class GameOutcome:
     moves: list[tuple[int, int]] = field(default_factory=list)
     game: Game | None = None
     seconds: dict = field(default_factory=dict)
+    crashed: str | None = None  # the name of an engine that died during the game (its loss is a "+F")
 
 
 def play_game(black: GtpClient, white: GtpClient, size: int, komi: float, time_settings: TimeSettings | None = None,
@@ -180,7 +207,8 @@ def play_game(black: GtpClient, white: GtpClient, size: int, komi: float, time_s
         try:
             reply = me.send(f"genmove {'black' if color == BLACK else 'white'}").lower()
         except EngineError as e:
-            return GameOutcome(3 - color, f"{letter[3 - color]}+F", f"{me.name}: {e}", False, game.moves, game, spent)
+            return GameOutcome(3 - color, f"{letter[3 - color]}+F", f"{me.name}: {e}", False, game.moves, game, spent,
+                               crashed=me.name if me.died() else None)
         elapsed = time.monotonic() - t
         spent[color] += elapsed
         clock.spend(color, elapsed)
@@ -197,7 +225,8 @@ def play_game(black: GtpClient, white: GtpClient, size: int, komi: float, time_s
         try:
             other.send(f"play {'black' if color == BLACK else 'white'} {move_to_gtp(move, size)}")
         except EngineError as e:
-            return GameOutcome(color, f"{letter[color]}+F", f"{other.name}: {e}", False, game.moves, game, spent)
+            return GameOutcome(color, f"{letter[color]}+F", f"{other.name}: {e}", False, game.moves, game, spent,
+                               crashed=other.name if other.died() else None)
         color = 3 - color
 
 
@@ -263,12 +292,19 @@ class MatchSummary:
 def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7.0,
               time_settings: TimeSettings | None = None, sgf_dir: str | None = None,
               max_moves: int | None = None, log=print, name_a: str = "", name_b: str = "",
-              engine_timeout: float = 600.0, resume: bool = False) -> MatchSummary:
+              engine_timeout: float = 600.0, resume: bool = False, replay_crashes: str = "",
+              max_replays: int = 3) -> MatchSummary:
     """Play ``games`` games of A vs B (A takes Black in even games); write SGFs; return the summary.
 
     With ``resume``, games already written to ``sgf_dir`` (``gameNNNN.sgf``, each written whole) are
     counted from their ``RE`` and only the missing ones are played, so a killed match goes on.
+    An engine that died is started again before the next game. With ``replay_crashes`` (``"a"``, ``"b"``
+    or ``"both"``: whose deaths are void) a game in which that engine died is void
+    (``void/gameNNNN-K.sgf``, ``RE[Void]``) and played again, at most ``max_replays`` times, after which
+    it counts as the forfeit it was.
     """
+    if replay_crashes not in ("", "a", "b", "both"):
+        raise ValueError(f"replay_crashes is '', 'a', 'b' or 'both', not {replay_crashes!r}")
     from azgo.engine.sgf import load_sgf, record_from_game, write_sgf
     if sgf_dir:
         os.makedirs(sgf_dir, exist_ok=True)
@@ -284,6 +320,7 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
     if a.name == b.name:
         a.name, b.name = a.name + " (A)", b.name + " (B)"
     summary = MatchSummary(0, 0, 0, 0, a.name, b.name)
+    voidable = {"": set(), "a": {a.name}, "b": {b.name}, "both": {a.name, b.name}}[replay_crashes]
     try:
         for i in range(games):
             a_black = i % 2 == 0
@@ -294,23 +331,45 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
                     f"{summary.b_wins:g} {summary.b_name}")
                 continue
             black, white = (a, b) if a_black else (b, a)
-            out = play_game(black, white, size, komi, time_settings, max_moves)
+            tries = 0
+            while True:
+                for e in (a, b):
+                    if not e.alive:
+                        log(f"engine {e.name} had exited (status {e.proc.returncode}); started again")
+                        e.restart()
+                out = play_game(black, white, size, komi, time_settings, max_moves)
+                if not (out.crashed in voidable and tries < max_replays):
+                    break
+                tries += 1
+                void = ""
+                if sgf_dir and out.game is not None:
+                    rec = record_from_game(out.game, black=black.name, white=white.name, result="Void",
+                                           root_props={"AZS": str(i), "GC": f"void: {out.reason}"})
+                    os.makedirs(os.path.join(sgf_dir, "void"), exist_ok=True)
+                    void = os.path.join(sgf_dir, "void", f"game{i:04d}-{tries}.sgf")
+                    _write_atomic(void, write_sgf(rec))
+                    void = f", kept in {void}"
+                log(f"game {i + 1}/{games}: void, {out.crashed} died at move {len(out.moves) + 1} ({out.reason})"
+                    f"{void}; played again")
             out.a_black = a_black
             summary.add(None if out.winner is None else out.winner == BLACK, a_black)
             if sgf_dir and out.game is not None:
                 rec = record_from_game(out.game, black=black.name, white=white.name, result=out.result,
                                        root_props={"AZS": str(i)})
-                path = os.path.join(sgf_dir, f"game{i:04d}.sgf")
-                tmp = path + ".tmp"
-                with open(tmp, "wb") as f:
-                    f.write(write_sgf(rec))
-                os.replace(tmp, path)
+                _write_atomic(os.path.join(sgf_dir, f"game{i:04d}.sgf"), write_sgf(rec))
             log(f"game {i + 1}/{games}: {black.name} (B) vs {white.name} (W): {out.result} ({out.reason}), "
                 f"{len(out.moves)} moves; {summary.a_name} {summary.a_wins:g} - {summary.b_wins:g} {summary.b_name}")
     finally:
         a.close()
         b.close()
     return summary
+
+
+def _write_atomic(path: str, data: bytes) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
 
 
 def parse_time_control(text: str) -> TimeSettings:

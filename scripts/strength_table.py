@@ -6,7 +6,8 @@ Markdown table (raw counts, win rate with the 95% Wilson interval, Elo, and the 
 Lines run ``--parallel`` at a time (default 2: one per core, each engine with one thread, so every
 engine has a core to itself while it thinks; with ``--parallel 1`` azgo runs with its default
 ``--threads auto`` and Pachi with as many threads). A killed run goes on where it stopped (``azgo match
---resume``).
+--resume``). A game in which the opponent's program died is void and played again (``--replay-crashes b``:
+GNU Go 3.8 segfaults now and then on 19x19); a crash of azgo loses.
 
 Lines (names for ``--lines``):
 
@@ -72,7 +73,7 @@ def lines(args) -> dict[str, dict]:
 
 def match_command(line: dict, folder: str) -> list[str]:
     return ["azgo", "match", "-a", line["a"], "-b", line["b"], "-n", str(line["games"]), "--size", str(line["size"]),
-            "--komi", "7", "--sgf-dir", folder, "--name-a", "azgo", "--resume"]
+            "--komi", "7", "--sgf-dir", folder, "--name-a", "azgo", "--resume", "--replay-crashes", "b"]
 
 
 def run_line(name: str, line: dict, out: str) -> dict:

@@ -81,3 +81,54 @@ def test_match_resume_plays_only_missing_games(tmp_path):
     wins = [load_sgf(str(tmp_path / f"game{i:04d}.sgf")).result[:1] for i in range(3)]
     a_wins = sum((w == "B") == (i % 2 == 0) for i, w in enumerate(wins) if w in "BW")
     assert f"won {a_wins}," in again.stdout.splitlines()[0]
+
+
+FAKE_ENGINE = r'''
+import os, sys
+marker, crash = sys.argv[1], sys.argv[2] == "crash"
+for line in sys.stdin:
+    cmd = line.split()
+    if not cmd:
+        continue
+    if cmd[0] == "quit":
+        print("=\n", flush=True)
+        break
+    if cmd[0] == "name":
+        print("= " + ("crasher" if crash else "passer") + "\n", flush=True)
+    elif cmd[0] == "genmove":
+        if crash and not os.path.exists(marker):
+            open(marker, "w").close()
+            os._exit(11)  # dies once, at its first move
+        print("= pass\n", flush=True)
+    else:
+        print("=\n", flush=True)
+'''
+
+
+@pytest.mark.parametrize("replay", ["b", "a", None])
+def test_an_engine_that_dies_is_restarted_and_its_game_void_when_asked(tmp_path, replay):
+    """An engine that dies mid-game loses it (+F) unless --replay-crashes names it: then the game is void
+    (kept under void/ with RE[Void]) and played again; either way the engine is started again and the
+    match goes on to the end."""
+    script = tmp_path / "fake.py"
+    script.write_text(FAKE_ENGINE)
+    marker = tmp_path / "died"
+    cmd = [sys.executable, "-m", "azgo.gtp.cli", "match", "-a", f"{sys.executable} {script} {marker} pass",
+           "-b", f"{sys.executable} {script} {marker} crash", "-n", "2", "--size", "7", "--komi", "7",
+           "--sgf-dir", str(tmp_path / "games")]
+    if replay:
+        cmd += ["--replay-crashes", replay]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert marker.exists() and "crasher had exited" in res.stderr  # restarted before the next game
+    first = load_sgf(str(tmp_path / "games" / "game0000.sgf"))  # A Black passes, B White dies at move 2
+    second = load_sgf(str(tmp_path / "games" / "game0001.sgf"))
+    assert second.result == "W+7"  # B (Black) passes, A passes: White wins by komi
+    voids = sorted((tmp_path / "games" / "void").glob("*.sgf")) if (tmp_path / "games" / "void").exists() else []
+    if replay == "b":
+        assert first.result == "W+7" and [v.name for v in voids] == ["game0000-1.sgf"]
+        assert load_sgf(str(voids[0])).result == "Void" and "void, crasher died at move 2" in res.stderr
+        assert "passer won 1, crasher won 1, draws 0" in res.stdout
+    else:  # not asked, or asked for the other engine: the engine that died loses
+        assert first.result == "B+F" and not voids
+        assert "passer won 2, crasher won 0" in res.stdout
