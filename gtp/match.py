@@ -10,9 +10,9 @@ is scored as it stands. An engine that dies (its process exits or stops answerin
 (``+F``) and is started again for the next one; with ``replay_crashes`` naming that engine (``"b"``, the
 opponent, in a strength line; ``"a"`` or ``"both"``) such a game is void instead (written under ``void/``
 with ``RE[Void]``) and played again, so a strength line is not scored by an opponent's bug (GNU Go 3.8
-segfaults now and then on 19x19) while a crash of the engine measured still loses. Every game is written as SGF. The summary gives wins, the win rate of engine
-A with a 95% Wilson interval, and the Elo difference with the interval mapped through the same
-logistic formula.
+segfaults now and then on 19x19) while a crash of the engine measured still loses. Every game is
+written as SGF. The summary gives wins, the win rate of engine A with a 95% Wilson interval, and the
+Elo difference with the interval mapped through the same logistic formula.
 """
 
 from __future__ import annotations
@@ -47,11 +47,7 @@ class GtpClient:
             raise EngineError("empty engine command")
         self.timeout = timeout
         self._err = open(stderr_path, "ab") if stderr_path else subprocess.DEVNULL
-        try:
-            self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=self._err, bufsize=0)
-        except OSError as e:
-            raise EngineError(f"cannot start engine {command!r}: {e.strerror or e}") from None
+        self._spawn()
         self.name = name or self._safe("name") or self.argv[0]
 
     @property
@@ -67,14 +63,17 @@ class GtpClient:
             return False
         return True
 
-    def restart(self) -> None:
-        """Start the engine again after it died (same command, name and stderr log)."""
-        self.close(kill=True, keep_log=True)
+    def _spawn(self) -> None:
         try:
             self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=self._err, bufsize=0)
         except OSError as e:
             raise EngineError(f"cannot start engine {self.command!r}: {e.strerror or e}") from None
+
+    def restart(self) -> None:
+        """Start the engine again after it died (same command, name and stderr log)."""
+        self.close(kill=True, keep_log=True)
+        self._spawn()
 
     def _safe(self, cmd: str) -> str | None:
         try:

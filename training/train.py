@@ -252,13 +252,14 @@ def compute_losses(outputs, batch: dict[str, torch.Tensor], weights=DEFAULT_LOSS
     val = (value - batch["value"]) ** 2
     own = ((ownership - batch["ownership"]) ** 2).mean(dim=1)
     sco = F.huber_loss(score / SCORE_SCALE, batch["score"] / SCORE_SCALE, reduction="none", delta=1.0)
-    terms = ((pol * pw).sum() / b, (val * vw).sum() / b, (own * fw).sum() / b, (sco * fw).sum() / b)
+    pol_sum = (pol * pw).sum()
+    terms = (pol_sum / b, (val * vw).sum() / b, (own * fw).sum() / b, (sco * fw).sum() / b)
     total = sum(w * t for w, t in zip(weights, terms))
     with torch.no_grad():
         vsum, fsum, psum = float(vw.sum()), float(fw.sum()), float(pw.sum())
         metrics = {
             "loss": float(total),
-            "policy": float((pol * pw).sum()) / psum if psum else math.nan,
+            "policy": float(pol_sum) / psum if psum else math.nan,
             "value": float((val * vw).sum()) / vsum if vsum else math.nan,
             "ownership": float((own * fw).sum()) / fsum if fsum else math.nan,
             "score": float((sco * fw).sum()) / fsum if fsum else math.nan,
@@ -277,7 +278,7 @@ class MetricMeans:
 
     def add(self, m: dict[str, float]) -> None:
         w_of = {"value": m["value_n"], "ownership": m["final_n"], "score": m["final_n"],
-                "policy": m.get("policy_n", m["n"])}
+                "policy": m["policy_n"]}
         for k in ("loss", "policy", "value", "ownership", "score", "policy_acc"):
             w = w_of.get(k, m["n"])
             if w and not math.isnan(m[k]):
@@ -524,7 +525,7 @@ def _load_data(start: _Start, explicit: set[str] | None, log: Callable[[str], No
             files=files, val_fraction=config.val_fraction, cache_dir=config.cache_dir,
             use_cache=config.cache, workers=config.workers, warn=lambda m: log(f"warning: {m}"),
             progress=bar.update,
-            source_weights=[(str(s), float(w), float(pw)) for s, w, pw in config.source_weights])
+            source_weights=config.source_weights)
     except D.DatasetError as e:
         raise TrainError(str(e)) from None
     finally:
