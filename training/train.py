@@ -252,17 +252,17 @@ def compute_losses(outputs, batch: dict[str, torch.Tensor], weights=DEFAULT_LOSS
     val = (value - batch["value"]) ** 2
     own = ((ownership - batch["ownership"]) ** 2).mean(dim=1)
     sco = F.huber_loss(score / SCORE_SCALE, batch["score"] / SCORE_SCALE, reduction="none", delta=1.0)
-    pol_sum = (pol * pw).sum()
-    terms = (pol_sum / b, (val * vw).sum() / b, (own * fw).sum() / b, (sco * fw).sum() / b)
-    total = sum(w * t for w, t in zip(weights, terms))
+    sums = ((pol * pw).sum(), (val * vw).sum(), (own * fw).sum(), (sco * fw).sum())  # weighted, per head
+    total = sum(w * t / b for w, t in zip(weights, sums))
     with torch.no_grad():
         vsum, fsum, psum = float(vw.sum()), float(fw.sum()), float(pw.sum())
+        pol_s, val_s, own_s, sco_s = (float(t) for t in sums)
         metrics = {
             "loss": float(total),
-            "policy": float(pol_sum) / psum if psum else math.nan,
-            "value": float((val * vw).sum()) / vsum if vsum else math.nan,
-            "ownership": float((own * fw).sum()) / fsum if fsum else math.nan,
-            "score": float((sco * fw).sum()) / fsum if fsum else math.nan,
+            "policy": pol_s / psum if psum else math.nan,
+            "value": val_s / vsum if vsum else math.nan,
+            "ownership": own_s / fsum if fsum else math.nan,
+            "score": sco_s / fsum if fsum else math.nan,
             "policy_acc": float((policy.argmax(1) == batch["policy"].argmax(1)).float().mean()),
             "value_n": vsum, "final_n": fsum, "policy_n": psum, "n": float(b),
         }
