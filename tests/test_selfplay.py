@@ -13,7 +13,10 @@ import pytest
 from azgo.engine.board import BLACK
 from azgo.engine.scoring import area_score, result_string
 from azgo.engine.sgf import decode_visits, load_sgf
-from azgo.training.selfplay import SelfPlayConfig, SelfPlayRunner, false_resignations
+from azgo.engine.game import Game
+from azgo.engine.sgf import record_from_game, write_sgf
+from azgo.training.dataset import decode_record
+from azgo.training.selfplay import SelfPlayConfig, SelfPlayRunner, false_resignations, load_openings
 from azgo.training.workers import archive_games, net_id
 
 from scripted_eval import ScriptedEvaluator
@@ -239,3 +242,52 @@ def test_selfplay_precision_int8_plays_with_the_quantized_sibling(tmp_path, tiny
     assert len(games) == 2
     for path in games:  # each game names the network it was played with: the int8 file
         assert load_sgf(path).root_props["AZM"] == net_id(str(q)) != net_id(str(net))
+
+
+def _write_game(path, size, moves):
+    game = Game(size, 7.0)
+    for m in moves:
+        game.play(m)
+    path.write_bytes(write_sgf(record_from_game(game, black="b", white="w", result="B+R")))
+
+
+def test_load_openings_takes_prefixes_of_the_right_size_once(tmp_path):
+    n = 7
+    pas = n * n
+    (tmp_path / "sub").mkdir()
+    _write_game(tmp_path / "a.sgf", n, [24, 16, 32, 18, 10, 40, 30, 2, 3])
+    _write_game(tmp_path / "sub" / "b.sgf", n, [24, 16, 32, 18, 10, 40, 30, 2])  # same first 8 moves as a
+    _write_game(tmp_path / "c.sgf", n, [16, 24, pas, 10])  # an opening ends before the first pass
+    _write_game(tmp_path / "nine.sgf", 9, [40, 30])  # another board size: left out
+    (tmp_path / "bad.sgf").write_bytes(b"(;FF[4]SZ[7];B[zz")  # unreadable: left out
+    got = load_openings([str(tmp_path)], n, max_moves=8)
+    assert got == ((24, 16, 32, 18, 10, 40, 30, 2), (16, 24))
+    assert load_openings([str(tmp_path / "c.sgf")], n, max_moves=1) == ((16,),)
+    with pytest.raises(ValueError, match="no 13x13 openings"):
+        load_openings([str(tmp_path)], 13)
+    with pytest.raises(ValueError):
+        SelfPlayConfig(size=7, opening_fraction=0.5)  # a fraction without openings
+
+
+def test_forked_starts_begin_with_an_opening_prefix_that_is_not_trained_on(tmp_path):
+    openings = ((24, 16, 32, 18, 10, 40), (16, 24, 10))
+    runner = SelfPlayRunner(ScriptedEvaluator(), small_cfg(openings=openings, opening_fraction=0.5), seed=5,
+                            net_id="scripted", out_dir=str(tmp_path))
+    runner.play(12)
+    forked = plain = 0
+    for path in archive_games(str(tmp_path)):
+        rec = load_sgf(path)
+        moves = [node.move for node in rec.nodes]
+        k = int(rec.root_props.get("AZO", "0"))
+        if k == 0:
+            plain += 1
+            assert all("AZP" in node.props for node in rec.nodes)  # every move searched
+            continue
+        forked += 1
+        assert any(tuple(moves[:k]) == op[:k] for op in openings) and 1 <= k <= 6
+        assert all(node.props == {"AZT": "0"} for node in rec.nodes[:k])  # played, not searched
+        assert all("AZP" in node.props for node in rec.nodes[k:])
+        arrays = decode_record(rec)
+        trained = sum(node.props.get("AZT") == "1" for node in rec.nodes)
+        assert len(arrays.policy) == trained  # the opening's moves give no training positions
+    assert forked and plain  # about half of the 12 games each way

@@ -15,7 +15,12 @@ Per move (KataGo's efficiency tricks, shared/research/engines.md R5):
   false-resignation rate can be measured (``false_resignations``);
 * no pass while the area score of the board as it stands says the mover loses (as in play), so
   that random early networks do not end games after a few moves;
-* a maximum game length.
+* a maximum game length;
+* forked starts (optional): ``opening_fraction`` of the games begin from the first 1..L moves of a
+  random one of ``openings`` (e.g. the openings of real games against an opponent, ``load_openings``),
+  played without search and recorded with ``AZT[0]`` (never trained on as policy targets) and the
+  number of such moves in the root's ``AZO``, so that self-play also visits the positions those
+  openings lead to.
 
 Each finished game is written as one SGF file into the archive folder, atomically (a temporary
 file, then a rename), with azgo's private properties (see ``azgo.engine.sgf``). Imports no torch.
@@ -39,7 +44,7 @@ from azgo.engine.scoring import area_score, result_string
 from azgo.engine.player import Player, PlayerConfig
 from azgo.engine.resign import ResignConfig
 from azgo.engine.search import Searcher
-from azgo.engine.sgf import FORMAT_VERSION, encode_visits, load_sgf, record_from_game, write_sgf
+from azgo.engine.sgf import FORMAT_VERSION, SgfError, encode_visits, load_sgf, record_from_game, write_sgf
 
 
 @dataclass(frozen=True)
@@ -63,8 +68,16 @@ class SelfPlayConfig:
     concurrent_games: int = 16
     leaves_per_game: int = 4
     precision: str = "fp32"  # the network file: fp32 | int8 (its .int8.onnx sibling) | auto (int8 where beside)
+    openings: tuple[tuple[int, ...], ...] = ()  # move sequences from the empty board, Black first (move indices)
+    opening_fraction: float = 0.0  # share of the games that start from a random prefix of one of ``openings``
 
     def __post_init__(self) -> None:
+        if not 0 <= self.opening_fraction <= 1:
+            raise ValueError("opening_fraction must be in [0, 1]")
+        if self.opening_fraction > 0 and not self.openings:
+            raise ValueError("opening_fraction > 0 needs openings")
+        if any(not seq for seq in self.openings):
+            raise ValueError("every opening needs at least one move")
         if self.precision not in ("fp32", "int8", "auto"):
             raise ValueError(f"precision must be fp32, int8 or auto, got {self.precision!r}")
         if not 0 <= self.full_prob <= 1 or not 0 <= self.no_resign_fraction <= 1:
@@ -77,6 +90,45 @@ class SelfPlayConfig:
     @property
     def move_cap(self) -> int:
         return self.max_moves if self.max_moves is not None else 2 * self.size * self.size
+
+
+def load_openings(paths, size: int, max_moves: int = 8) -> tuple[tuple[int, ...], ...]:
+    """The first ``max_moves`` moves of every ``size`` x ``size`` game in ``paths`` (SGF files or folders,
+    searched recursively) as move-index tuples for ``SelfPlayConfig.openings``, in sorted path order.
+
+    Games with setup stones or handicap, other board sizes, or that do not begin with Black are left out;
+    an opening ends before the first pass or illegal move. Duplicate openings are kept once.
+    Raises ``ValueError`` when no opening is found.
+    """
+    files: list[str] = []
+    for path in paths:
+        if os.path.isdir(path):
+            for dirpath, _dirs, names in os.walk(path):
+                files.extend(os.path.join(dirpath, n) for n in names if n.endswith(".sgf"))
+        else:
+            files.append(path)
+    seen: dict[tuple[int, ...], None] = {}
+    for f in sorted(files):
+        try:
+            rec = load_sgf(f)
+        except SgfError:
+            continue
+        if rec.size != size or rec.handicap or any(rec.setup or ()):
+            continue
+        game = Game(size, rec.komi)
+        seq: list[int] = []
+        for node in rec.nodes:
+            if len(seq) >= max_moves or node.setup or node.color is None or node.move is None:
+                break
+            if node.color != game.to_move or node.move == game.board.pass_move or not game.board.is_legal(node.move):
+                break
+            game.play(node.move)
+            seq.append(int(node.move))
+        if seq:
+            seen.setdefault(tuple(seq), None)
+    if not seen:
+        raise ValueError(f"no {size}x{size} openings in {', '.join(map(str, paths))}")
+    return tuple(seen)
 
 
 def policy_surprise(counts, prior) -> float:
@@ -118,6 +170,7 @@ class _Slot:
     resign_on: bool
     rng: random.Random
     props: list[dict] = field(default_factory=list)
+    opening: int = 0  # moves of a forked start played before the first search
     full: bool = False
     target: int = 0
     result: str | None = None
@@ -178,8 +231,17 @@ class SelfPlayRunner:
         self._next_game += 1
         rng = random.Random(gseed)
         searcher = Searcher(self.evaluator, self.scfg, seed=gseed)
-        return _Slot(Game(self.cfg.size, self.cfg.komi), searcher, Player(searcher, self.pcfg), gseed,
+        slot = _Slot(Game(self.cfg.size, self.cfg.komi), searcher, Player(searcher, self.pcfg), gseed,
                      resign_on=rng.random() >= self.cfg.no_resign_fraction, rng=rng)
+        if self.cfg.openings and rng.random() < self.cfg.opening_fraction:
+            seq = self.cfg.openings[rng.randrange(len(self.cfg.openings))]
+            for move in seq[:rng.randint(1, len(seq))]:
+                if not slot.game.board.is_legal(move):
+                    break
+                slot.game.play(move)
+                slot.props.append({"AZT": "0"})
+                slot.opening += 1
+        return slot
 
     def _start_move(self, slot: _Slot) -> None:
         slot.full = slot.rng.random() < self.cfg.full_prob
@@ -225,6 +287,8 @@ class SelfPlayRunner:
         root_props = {"AZF": str(FORMAT_VERSION), "AZM": self.net_id or "unknown",
                       "AZR": f"{self.cfg.resign_threshold:g}" if slot.resign_on else "off",
                       "AZS": str(slot.seed)}
+        if slot.opening:
+            root_props["AZO"] = str(slot.opening)
         rec = record_from_game(g, black=self.net_id, white=self.net_id, result=slot.result or "",
                                root_props=root_props, move_props=slot.props)
         if not self.out_dir:

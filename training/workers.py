@@ -30,7 +30,7 @@ import time
 
 import click
 
-from .selfplay import SelfPlayConfig, SelfPlayRunner
+from .selfplay import SelfPlayConfig, SelfPlayRunner, load_openings
 
 BEST_NET = "best.onnx"
 GPU_CONCURRENT_GAMES = 64  # default games per worker when its network runs on CUDA (not tuned on a GPU here)
@@ -222,6 +222,14 @@ def run_selfplay(out_dir: str, games: int, workers: int, cfg: SelfPlayConfig, ne
 @click.option("--precision", type=click.Choice(["fp32", "int8", "auto"]), default="fp32", show_default=True,
               help="int8: play with the network's .int8.onnx sibling (python -m azgo.nets.quantize; 2-3x the "
                    "positions a second on the CPU); auto: int8 where that sibling exists.")
+@click.option("--openings", multiple=True, type=click.Path(exists=True),
+              help="SGF games (file or folder, repeatable) whose openings start some games (forked starts): "
+                   "a game drawn to fork begins with the first 1..--opening-moves moves of a random one of them, "
+                   "played without search and not trained on (AZT[0]).")
+@click.option("--opening-moves", default=8, show_default=True, type=click.IntRange(min=1),
+              help="The longest opening taken from an --openings game.")
+@click.option("--opening-fraction", default=0.5, show_default=True, type=click.FloatRange(0, 1),
+              help="Share of the games that start from an --openings opening (with --openings).")
 @click.option("--seed", type=int, help="Random seed (default: fresh).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--device", default="auto", show_default=True,
@@ -234,8 +242,8 @@ def run_selfplay(out_dir: str, games: int, workers: int, cfg: SelfPlayConfig, ne
                    "to this process, which writes them into OUT; no shared folder needed.")
 @click.pass_context
 def selfplay(ctx, out_dir, net, archive, games, workers, threads, size, komi, full_visits, cheap_visits, full_prob,
-             resign_threshold, no_resign_fraction, concurrent_games, max_moves, precision, seed, no_progress, device,
-             ray_address):
+             resign_threshold, no_resign_fraction, concurrent_games, max_moves, precision, openings, opening_moves,
+             opening_fraction, seed, no_progress, device, ray_address):
     """Play self-play games into an SGF archive folder (resumable; several workers or machines)."""
     from click.core import ParameterSource
     from azgo.nets.evaluator import parse_device
@@ -245,10 +253,18 @@ def selfplay(ctx, out_dir, net, archive, games, workers, threads, size, komi, fu
         raise click.BadParameter(str(e), param_hint="--device") from None
     if concurrent_games is None:
         concurrent_games = SelfPlayConfig.concurrent_games if ray_address else default_concurrent_games(device)
+    forks: tuple[tuple[int, ...], ...] = ()
+    if openings:
+        try:
+            forks = load_openings(openings, size, opening_moves)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--openings") from None
+        click.echo(f"{len(forks)} openings; {opening_fraction:g} of the games start from one", err=True)
     cfg = SelfPlayConfig(size=size, komi=komi, full_visits=full_visits, cheap_visits=cheap_visits,
                          full_prob=full_prob, resign_threshold=resign_threshold,
                          no_resign_fraction=no_resign_fraction, concurrent_games=concurrent_games,
-                         max_moves=max_moves, precision=precision)
+                         max_moves=max_moves, precision=precision, openings=forks,
+                         opening_fraction=opening_fraction if forks else 0.0)
     if net is None:
         best = os.path.join(archive or out_dir, BEST_NET)
         if not os.path.isfile(best):
