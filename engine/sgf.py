@@ -15,13 +15,15 @@ property   where     meaning
 ``AZM``    root      network id that played (self-play), or ``PB``/``PW`` carry per-colour ids
 ``AZR``    root      resignation threshold in force (a value in [-1, 1]) or ``off``
 ``AZS``    root      random seed of the game
+``AZO``    root      forked start: the number of opening moves played from a given game without search
+                     (they carry only ``AZT[0]``); absent when the game began with a search
 ``AZP``    move      raw root visit counts of the search that chose this move, before any pruning:
                      space-separated ``point:count`` with SGF points and ``pass`` for a pass,
                      e.g. ``cc:312 dc:40 pass:3`` (see ``encode_visits`` / ``decode_visits``)
 ``AZX``    move      the policy training target: the visit counts after KataGo's forced-playout pruning
                      (same encoding as ``AZP``); absent when no pruning applied (then use ``AZP``)
 ``AZN``    move      total visits of the root's children in that search (the sum of ``AZP``)
-``AZT``    move      ``1`` for a full (recorded, trainable) search, ``0`` for a cheap one
+``AZT``    move      ``1`` for a full (recorded, trainable) search, ``0`` for a cheap one (or no search)
 ``AZQ``    move      root value after the search, side to move's view, in [-1, 1]
 ``AZV``    move      raw network value of the root position, side to move's view, in [-1, 1]
 ``AZK``    move      full searches only: the policy surprise, KL(target || prior) in nats, of the policy
