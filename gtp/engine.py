@@ -114,7 +114,8 @@ class GtpEngine:
         self._use(evaluator)
         self.player = Player(self.searcher, PlayerConfig(
             resign=ResignConfig(enabled=config.resign_threshold > 0, threshold=config.resign_threshold,
-                                consecutive=config.resign_moves), lag=config.lag))
+                                consecutive=config.resign_moves), lag=config.lag,
+            pass_replies_pass=not config.pass_after_move))
         self.clock = Clock()
         self.size = 19 if self.min_size <= 19 <= self.max_size else self.max_size
         self.komi = 7.5

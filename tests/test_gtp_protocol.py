@@ -511,3 +511,21 @@ def test_minmoves_zero_visit_rows_are_from_the_side_to_move():
     seen = [float(w) for _, v, w in rows if v != "0"]
     assert zero and seen and len(rows) >= 60, (len(zero), len(seen))
     assert all(w > 0.5 for w in zero + seen), (zero[:5], seen[:5])
+
+
+def test_no_pass_after_move_reaches_the_player():
+    from click.testing import CliRunner
+    from azgo.gtp.cli import engine_options, make_config
+    import click
+
+    assert make_engine().player.config.pass_replies_pass is False  # the default: a pass may follow a move
+    assert make_engine(pass_after_move=False).player.config.pass_replies_pass is True
+
+    @click.command()
+    @engine_options
+    @click.pass_context
+    def probe(ctx, **params):
+        click.echo(make_config(ctx, params).pass_after_move)
+
+    assert CliRunner().invoke(probe, []).output.strip() == "True"
+    assert CliRunner().invoke(probe, ["--no-pass-after-move"]).output.strip() == "False"

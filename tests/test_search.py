@@ -303,6 +303,49 @@ def test_eyes_are_never_filled_to_avoid_a_pass():
     assert player.choose(g2) == gtp_to_move("C4", 7)
 
 
+def _set_q(s, g, values: dict):
+    """Give the searched root's visited edges these mean values (GTP move -> value, root mover's view)."""
+    root = s.root
+    for v, q in values.items():
+        m = g.board.pass_move if v == "pass" else gtp_to_move(v, g.size)
+        i = np.flatnonzero(root.moves == m)[0]
+        root.W[i] = q * root.N[i]
+
+
+def test_no_pass_in_reply_to_a_move():
+    """With --no-pass-after-move play passes only after the opponent's pass: after a move, a move about as
+    good as the pass is played instead (a pass hands the opponent a free move; area scoring)."""
+    g = game_with(["E5", "D5"], [], komi=0.5, to_move=WHITE)
+    g.play(gtp_to_move("C7", 9))  # White's move: Black to move, the count wins for Black
+    assert pass_is_safe(g.board, g.komi, BLACK)
+    s = Searcher(ScriptedEvaluator(), SearchConfig(lcb=False), seed=0)  # the choice: most visits
+    s.search(g, Limits(visits=40))
+    _prefer(s, g, {"pass": 25, "C6": 10, "G3": 4})
+    _set_q(s, g, {"pass": 0.9, "C6": 0.85, "G3": 0.9})
+    assert s.choose_move() == g.board.pass_move
+    assert Player(s).choose(g) == g.board.pass_move  # the default (and self-play's) rule: the pass
+    strict = PlayerConfig(pass_replies_pass=True)  # azgo gtp --no-pass-after-move
+    assert Player(s, strict).choose(g) == gtp_to_move("C6", 9)  # most visited within the margin of the pass
+    _set_q(s, g, {"pass": 0.9, "C6": 0.7, "G3": 0.9})
+    assert Player(s, strict).choose(g) == gtp_to_move("G3", 9)  # C6 is clearly worse than the pass
+    _set_q(s, g, {"pass": 0.9, "C6": 0.7, "G3": 0.6})
+    assert Player(s, strict).choose(g) == g.board.pass_move  # every move is clearly worse: the pass stands
+    _set_q(s, g, {"pass": 0.9, "C6": 0.85, "G3": 0.9})
+    assert Player(s, strict).choose(g, exclude={gtp_to_move("C6", 9)}) == gtp_to_move("G3", 9)
+    # after the opponent's pass, the pass is answered as before
+    g2 = game_with(["E5", "D5"], [], komi=0.5, to_move=WHITE)
+    g2.play(g2.board.pass_move)
+    s.search(g2, Limits(visits=40))
+    assert Player(s, strict).choose(g2) == g2.board.pass_move
+    # only one's own eyes left besides the pass: the pass stands
+    g3 = _two_groups(komi=30.5)  # White to move (no move played yet) and White wins the count
+    s.search(g3, Limits(visits=40))
+    assert pass_is_safe(g3.board, g3.komi, WHITE)
+    _prefer(s, g3, {"pass": 25, "A2": 10, "A5": 5})
+    _set_q(s, g3, {"pass": 0.5, "A2": 0.5, "A5": 0.5})
+    assert Player(s, strict).choose(g3) == g3.board.pass_move
+
+
 def test_a_hopeless_player_may_pass_though_the_count_loses():
     g = _two_groups(komi=0.5, c4_empty=True)  # White is lost by 19 points...
     s = Searcher(ScriptedEvaluator(scale=2.0), seed=0)
