@@ -41,6 +41,11 @@ from .resign import ResignConfig, ResignTracker
 from .search import Limits, SearchResult, Searcher, pass_is_safe
 
 
+def _playable(board, m: int, me: int, exclude: set[int] | None) -> bool:
+    """A move that may replace a pass: not the pass, not excluded, not the filling of ``me``'s own eye."""
+    return m != board.pass_move and not (exclude and m in exclude) and not board.fills_own_eye(m, me)
+
+
 @dataclass(frozen=True)
 class PlayerConfig:
     """How a search becomes a move (see the module docstring). Play: the defaults; self-play:
@@ -107,11 +112,9 @@ class Player:
         visited = [int(root.moves[i]) for i in np.argsort(-root.N, kind="stable") if root.N[i] > 0]
         if move == pass_move and not pass_is_safe(board, game.komi, me) \
                 and (root.q() + 1) / 2 >= self.config.hopeless:
-            def playable(m):
-                return m != pass_move and not (exclude and m in exclude) and not board.fills_own_eye(m, me)
-            others = [m for m in visited if playable(m)]
+            others = [m for m in visited if _playable(board, m, me, exclude)]
             if not others:
-                others = [m for m in board.legal_moves() if playable(m)]
+                others = [m for m in board.legal_moves() if _playable(board, m, me, exclude)]
             move = others[0] if others else move  # only own eyes left: pass, the count stands
         elif move == pass_move and self.config.pass_replies_pass and board.last_move != pass_move \
                 and (root.q() + 1) / 2 >= self.config.hopeless:
@@ -128,11 +131,9 @@ class Player:
         where = {int(m): i for i, m in enumerate(root.moves)}
         ip = where.get(pass_move)
         q_pass = root.W[ip] / root.N[ip] if ip is not None and root.N[ip] > 0 else root.q()
+        floor = q_pass - self.config.pass_margin
         for m in visited:
-            if m == pass_move or (exclude and m in exclude) or board.fills_own_eye(m, me):
-                continue
-            i = where[m]
-            if root.W[i] / root.N[i] >= q_pass - self.config.pass_margin:
+            if _playable(board, m, me, exclude) and root.W[where[m]] / root.N[where[m]] >= floor:
                 return m
         return pass_move
 

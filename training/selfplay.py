@@ -46,6 +46,8 @@ from azgo.engine.resign import ResignConfig
 from azgo.engine.search import Searcher
 from azgo.engine.sgf import FORMAT_VERSION, SgfError, encode_visits, load_sgf, record_from_game, write_sgf
 
+from .dataset import find_sgf_files
+
 
 @dataclass(frozen=True)
 class SelfPlayConfig:
@@ -98,17 +100,10 @@ def load_openings(paths, size: int, max_moves: int = 8) -> tuple[tuple[int, ...]
 
     Games with setup stones or handicap, other board sizes, or that do not begin with Black are left out;
     an opening ends before the first pass or illegal move. Duplicate openings are kept once.
-    Raises ``ValueError`` when no opening is found.
+    Raises ``ValueError`` when no opening is found (``DatasetError`` for a path that matches nothing).
     """
-    files: list[str] = []
-    for path in paths:
-        if os.path.isdir(path):
-            for dirpath, _dirs, names in os.walk(path):
-                files.extend(os.path.join(dirpath, n) for n in names if n.endswith(".sgf"))
-        else:
-            files.append(path)
     seen: dict[tuple[int, ...], None] = {}
-    for f in sorted(files):
+    for f in sorted(find_sgf_files(paths)):
         try:
             rec = load_sgf(f)
         except SgfError:
