@@ -1,0 +1,60 @@
+"""Wins, losses and draws of one player by colour, from finished SGF games.
+
+    python3 scripts/colour_split.py runs/n13a runs/n13b --opponent "GNU Go"
+
+A game counts for the player that is *not* the opponent (matched as a case-insensitive substring of
+PB/PW); games whose RE is missing or void are skipped. Prints one line per colour and a total, with
+draws counted half in the score.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from sgfmill import sgf
+
+
+def _results(paths, opponent: str):
+    """Yield (colour of the player, outcome 'W'/'L'/'D') per game."""
+    opponent = opponent.lower()
+    for root in paths:
+        root = Path(root)
+        files = [root] if root.is_file() else sorted(root.rglob("*.sgf"))
+        for path in files:
+            game = sgf.Sgf_game.from_bytes(path.read_bytes())
+            props = game.get_root()
+            names = {c: (props.get(p) if props.has_property(p) else "") for c, p in (("b", "PB"), ("w", "PW"))}
+            mine = [c for c, n in names.items() if opponent not in n.lower()]
+            if len(mine) != 1:
+                continue  # both or neither side is the opponent
+            colour = mine[0]
+            result = props.get("RE").strip() if props.has_property("RE") else ""
+            if not result or result[0] not in "BW0D":
+                continue
+            if result[0] in "0D" or result.startswith(("Draw", "D+")):
+                yield colour, "D"
+            else:
+                yield colour, "W" if result[0].lower() == colour else "L"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("paths", nargs="+", help="SGF files or folders (searched recursively)")
+    ap.add_argument("--opponent", required=True, help="substring of the opponent's PB/PW name")
+    args = ap.parse_args(argv)
+    table = {c: {"W": 0, "L": 0, "D": 0} for c in "bw"}
+    for colour, outcome in _results(args.paths, args.opponent):
+        table[colour][outcome] += 1
+    total = {k: table["b"][k] + table["w"][k] for k in "WLD"}
+    for name, row in (("as Black", table["b"]), ("as White", table["w"]), ("total", total)):
+        n = sum(row.values())
+        score = row["W"] + row["D"] / 2
+        share = f"{100 * score / n:.1f}%" if n else "-"
+        print(f"{name:9s} {row['W']}-{row['L']}-{row['D']} of {n}: {score:g} points, {share}")
+    return 0 if sum(total.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

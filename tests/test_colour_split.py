@@ -1,0 +1,38 @@
+"""scripts/colour_split.py: a player's wins, losses and draws as Black and as White, from SGF files."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "colour_split.py"
+
+
+def game(folder: Path, k: int, black: str, white: str, result: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"game{k:04d}.sgf").write_text(f"(;GM[1]FF[4]SZ[9]PB[{black}]PW[{white}]RE[{result}];B[ee];W[cc])")
+
+
+def test_colour_split_counts_the_non_opponent_by_colour(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b" / "deep"
+    game(a, 0, "azgo", "GNU Go 3.8", "B+R")      # azgo Black, won
+    game(a, 1, "azgo", "GNU Go 3.8", "W+4")      # azgo Black, lost
+    game(a, 2, "GNU Go 3.8", "azgo", "W+2")      # azgo White, won
+    game(b, 3, "GNU Go 3.8", "azgo", "0")        # azgo White, draw
+    game(b, 4, "GNU Go 3.8", "azgo", "")         # unfinished: skipped
+    game(b, 5, "Pachi", "GNU Go 3.8", "B+R")     # counts for Pachi, the side that is not GNU Go
+    game(b, 6, "gnu go", "GNU GO", "B+R")        # both sides match the opponent: skipped
+    res = subprocess.run([sys.executable, str(SCRIPT), str(a), str(tmp_path / "b"), "--opponent", "GNU Go"],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    lines = {line.split()[0] + (line.split()[1] if line.startswith("as") else ""): line
+             for line in res.stdout.splitlines()}
+    # game 5 counts for Pachi (the side that is not GNU Go) as Black, a win
+    assert "2-1-0 of 3: 2 points, 66.7%" in lines["asBlack"]
+    assert "1-0-1 of 2: 1.5 points, 75.0%" in lines["asWhite"]
+    assert "3-1-1 of 5: 3.5 points, 70.0%" in lines["total"]
+
+
+def test_colour_split_fails_without_games(tmp_path):
+    res = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path), "--opponent", "GNU Go"],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 1 and "0-0-0 of 0" in res.stdout
