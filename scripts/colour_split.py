@@ -4,26 +4,31 @@
 
 A game counts for the player that is *not* the opponent (matched as a case-insensitive substring of
 PB/PW); games whose RE is missing or void are skipped. Prints one line per colour and a total, with
-draws counted half in the score.
+draws counted half in the score. ``--copy-lost DIR`` also copies the games the player lost into DIR
+(named ``<parent folder>_<file>``), e.g. as ``azgo selfplay --openings`` for self-play that starts from
+the positions of those games.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from pathlib import Path
 
 from sgfmill import sgf
 
 
-def _results(paths, opponent: str):
-    """Yield (colour of the player, outcome 'W'/'L'/'D') per game."""
+def _results(paths, opponent: str, size: int | None = None):
+    """Yield (SGF path, colour of the player, outcome 'W'/'L'/'D') per game."""
     opponent = opponent.lower()
     for root in paths:
         root = Path(root)
         files = [root] if root.is_file() else sorted(root.rglob("*.sgf"))
         for path in files:
             game = sgf.Sgf_game.from_bytes(path.read_bytes())
+            if size is not None and game.get_size() != size:
+                continue
             props = game.get_root()
             names = {c: (props.get(p) if props.has_property(p) else "") for c, p in (("b", "PB"), ("w", "PW"))}
             mine = [c for c, n in names.items() if opponent not in n.lower()]
@@ -34,19 +39,26 @@ def _results(paths, opponent: str):
             if not result or result[0] not in "BW0D":
                 continue
             if result[0] in "0D" or result.startswith(("Draw", "D+")):
-                yield colour, "D"
+                yield path, colour, "D"
             else:
-                yield colour, "W" if result[0].lower() == colour else "L"
+                yield path, colour, "W" if result[0].lower() == colour else "L"
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("paths", nargs="+", help="SGF files or folders (searched recursively)")
     ap.add_argument("--opponent", required=True, help="substring of the opponent's PB/PW name")
+    ap.add_argument("--size", type=int, help="only games on this board size")
+    ap.add_argument("--copy-lost", metavar="DIR", help="copy the games the player lost into DIR")
     args = ap.parse_args(argv)
     table = {c: {"W": 0, "L": 0, "D": 0} for c in "bw"}
-    for colour, outcome in _results(args.paths, args.opponent):
+    lost_dir = Path(args.copy_lost) if args.copy_lost else None
+    if lost_dir:
+        lost_dir.mkdir(parents=True, exist_ok=True)
+    for path, colour, outcome in _results(args.paths, args.opponent, args.size):
         table[colour][outcome] += 1
+        if lost_dir and outcome == "L":
+            shutil.copy(path, lost_dir / f"{path.parent.name}_{path.name}")
     total = {k: table["b"][k] + table["w"][k] for k in "WLD"}
     for name, row in (("as Black", table["b"]), ("as White", table["w"]), ("total", total)):
         n = sum(row.values())

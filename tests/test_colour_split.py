@@ -36,3 +36,17 @@ def test_colour_split_fails_without_games(tmp_path):
     res = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path), "--opponent", "GNU Go"],
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 1 and "0-0-0 of 0" in res.stdout
+
+
+def test_colour_split_copies_the_lost_games_of_one_size(tmp_path):
+    a = tmp_path / "a"
+    game(a, 0, "azgo", "GNU Go", "W+R")      # lost as Black
+    game(a, 1, "GNU Go", "azgo", "B+3")      # lost as White
+    game(a, 2, "GNU Go", "azgo", "W+3")      # won
+    (a / "game0003.sgf").write_text("(;GM[1]FF[4]SZ[13]PB[azgo]PW[GNU Go]RE[W+R];B[gg])")  # lost, 13x13
+    out = tmp_path / "lost"
+    res = subprocess.run([sys.executable, str(SCRIPT), str(a), "--opponent", "GNU Go", "--size", "9",
+                          "--copy-lost", str(out)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["a_game0000.sgf", "a_game0001.sgf"]
+    assert "1-2-0 of 3: 1 points" in res.stdout.splitlines()[-1]
