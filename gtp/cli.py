@@ -96,8 +96,8 @@ def engine_options(f):
                      help="Weight of the score lead beside the winrate in what the search maximises "
                           "(KataGo's score utility; 0 = the winrate alone). Keeps a winning (or losing) "
                           "engine telling a move that keeps a group from one that loses it."),
-        click.option("--pass-after-move/--no-pass-after-move", default=True, show_default=True,
-                     help="May pass when the opponent's last move was not a pass. --no-pass-after-move passes "
+        click.option("--pass-after-move/--no-pass-after-move", default=False, show_default=True,
+                     help="--pass-after-move: may pass when the opponent's last move was not a pass. The default, --no-pass-after-move, passes "
                           "only after a pass and otherwise plays a move about as good (within 0.1 of the pass's "
                           "value): a pass hands the opponent a free move."),
         click.option("--symmetry", type=click.Choice(["none", "random", "average"]), default="random",

@@ -52,7 +52,7 @@ class EngineConfig:
     lcb: bool = True
     ladders: bool = True  # ladder reading in the search (SearchConfig.ladder_prior, ladder_capture_prior)
     score_utility: float = 0.0  # weight of the score lead in the search's utility (SearchConfig.score_utility)
-    pass_after_move: bool = True  # False: pass only after the opponent's pass (PlayerConfig.pass_replies_pass)
+    pass_after_move: bool = False  # False (the default): pass only after the opponent's pass (PlayerConfig.pass_replies_pass)
     symmetry: str = "random"
     cache_size: int = 100_000
     seed: int | None = None

@@ -518,8 +518,8 @@ def test_no_pass_after_move_reaches_the_player():
     from azgo.gtp.cli import engine_options, make_config
     import click
 
-    assert make_engine().player.config.pass_replies_pass is False  # the default: a pass may follow a move
-    assert make_engine(pass_after_move=False).player.config.pass_replies_pass is True
+    assert make_engine().player.config.pass_replies_pass is True  # the default: pass only after a pass
+    assert make_engine(pass_after_move=True).player.config.pass_replies_pass is False
 
     @click.command()
     @engine_options
@@ -527,5 +527,6 @@ def test_no_pass_after_move_reaches_the_player():
     def probe(ctx, **params):
         click.echo(make_config(ctx, params).pass_after_move)
 
-    assert CliRunner().invoke(probe, []).output.strip() == "True"
+    assert CliRunner().invoke(probe, []).output.strip() == "False"
+    assert CliRunner().invoke(probe, ["--pass-after-move"]).output.strip() == "True"
     assert CliRunner().invoke(probe, ["--no-pass-after-move"]).output.strip() == "False"
