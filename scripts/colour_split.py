@@ -38,7 +38,7 @@ def _results(paths, opponent: str, size: int | None = None):
             result = props.get("RE").strip() if props.has_property("RE") else ""
             if not result or result[0] not in "BW0D":
                 continue
-            if result[0] in "0D" or result.startswith(("Draw", "D+")):
+            if result[0] in "0D":  # 0, Draw, D+
                 yield path, colour, "D"
             else:
                 yield path, colour, "W" if result[0].lower() == colour else "L"
