@@ -235,6 +235,22 @@ def parse_sgf(data: bytes | str, max_bytes: int = MAX_SGF_BYTES) -> GameRecord:
     return rec
 
 
+def parse_result(result: str) -> float | None:
+    """Black's outcome from an SGF ``RE``: +1 (Black won), -1 (White won), 0 (draw), None (unknown/void).
+
+    ``B+...``/``W+...`` are wins (``B+0``/``W+0`` draws), ``0``, ``D``, ``Draw`` and ``Jigo`` are draws
+    (case-insensitive); anything else (``Void``, ``?``, empty) is None.
+    """
+    text = (result or "").strip().upper()
+    if text in ("0", "DRAW", "D", "JIGO", "B+0", "W+0"):
+        return 0.0
+    if text.startswith("B+"):
+        return 1.0
+    if text.startswith("W+"):
+        return -1.0
+    return None
+
+
 def load_sgf(path: str, max_bytes: int = MAX_SGF_BYTES) -> GameRecord:
     """Read and parse an SGF file; SgfError for unreadable or bad files."""
     try:

@@ -304,7 +304,7 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
     """
     if replay_crashes not in ("", "a", "b", "both"):
         raise ValueError(f"replay_crashes is '', 'a', 'b' or 'both', not {replay_crashes!r}")
-    from azgo.engine.sgf import load_sgf, record_from_game, write_sgf
+    from azgo.engine.sgf import load_sgf, parse_result, record_from_game, write_sgf
     if sgf_dir:
         os.makedirs(sgf_dir, exist_ok=True)
     done: dict[int, str] = {}
@@ -312,7 +312,7 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
         for i in range(games):
             path = os.path.join(sgf_dir, f"game{i:04d}.sgf")
             if os.path.exists(path):
-                done[i] = load_sgf(path).result.strip().upper()
+                done[i] = load_sgf(path).result.strip()
     errs = os.path.join(sgf_dir, "engines.stderr.log") if sgf_dir else None
     a = GtpClient(cmd_a, name_a, errs, engine_timeout)
     b = GtpClient(cmd_b, name_b, errs, engine_timeout)
@@ -325,7 +325,8 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
             a_black = i % 2 == 0
             if i in done:  # resumed: count the finished game as recorded
                 res = done[i]
-                summary.add(res[:1] == "B" if res[:1] in ("B", "W") else None, a_black)
+                outcome = parse_result(res)  # a finished game's RE is a win or a draw
+                summary.add(outcome > 0 if outcome else None, a_black)
                 log(f"game {i + 1}/{games}: already played ({res}); {summary.a_name} {summary.a_wins:g} - "
                     f"{summary.b_wins:g} {summary.b_name}")
                 continue

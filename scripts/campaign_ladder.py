@@ -30,6 +30,7 @@ import sys
 
 from sgfmill import sgf
 
+from azgo.engine.sgf import parse_result
 from azgo.gtp.match import elo as match_elo, wilson
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # relative "sgf" paths start here
@@ -48,14 +49,14 @@ def count(folder: str, player: str) -> tuple[int, float]:
     for path in sorted(glob.glob(os.path.join(folder, "*.sgf"))):
         with open(path, "rb") as f:
             root = sgf.Sgf_game.from_bytes(f.read()).get_root()
-        result = root.get("RE") if root.has_property("RE") else ""
+        outcome = parse_result(root.get("RE") if root.has_property("RE") else "")
         names = {c: root.get(p) if root.has_property(p) else "" for c, p in (("B", "PB"), ("W", "PW"))}
-        if player not in names.values() or not result:
+        if player not in names.values() or outcome is None:
             continue
         games += 1
-        if result.upper().startswith(("0", "DRAW", "JIGO")):
+        if outcome == 0:
             wins += 0.5
-        elif names.get(result[:1].upper()) == player:
+        elif names["B" if outcome > 0 else "W"] == player:
             wins += 1
     return games, wins
 

@@ -3,10 +3,10 @@
     python3 scripts/colour_split.py runs/n13a runs/n13b --opponent "GNU Go"
 
 A game counts for the player that is *not* the opponent (matched as a case-insensitive substring of
-PB/PW); games whose RE is missing or void are skipped. Prints one line per colour and a total, with
-draws counted half in the score. ``--copy-lost DIR`` also copies the games the player lost into DIR
-(named ``<parent folder>_<file>``), e.g. as ``azgo selfplay --openings`` for self-play that starts from
-the positions of those games.
+PB/PW); games whose RE is missing, void or unknown are skipped (``azgo.engine.sgf.parse_result`` reads
+it). Prints one line per colour and a total, with draws counted half in the score. ``--copy-lost DIR``
+also copies the games the player lost into DIR (named ``<parent folder>_<file>``), e.g. as ``azgo
+selfplay --openings`` for self-play that starts from the positions of those games.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 
 from sgfmill import sgf
+
+from azgo.engine.sgf import parse_result
 
 
 def _results(paths, opponent: str, size: int | None = None):
@@ -35,13 +37,13 @@ def _results(paths, opponent: str, size: int | None = None):
             if len(mine) != 1:
                 continue  # both or neither side is the opponent
             colour = mine[0]
-            result = props.get("RE").strip() if props.has_property("RE") else ""
-            if not result or result[0] not in "BW0D":
+            outcome = parse_result(props.get("RE") if props.has_property("RE") else "")
+            if outcome is None:
                 continue
-            if result[0] in "0D":  # 0, Draw, D+
+            if outcome == 0:
                 yield path, colour, "D"
             else:
-                yield path, colour, "W" if result[0].lower() == colour else "L"
+                yield path, colour, "W" if (outcome > 0) == (colour == "b") else "L"
 
 
 def main(argv=None) -> int:

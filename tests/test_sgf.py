@@ -9,7 +9,7 @@ from azgo.engine.board import BLACK, WHITE
 from azgo.engine.coords import gtp_to_move, move_to_gtp
 from azgo.engine.game import Game
 from azgo.engine.sgf import (
-    SgfError, decode_visits, encode_visits, load_sgf, parse_sgf, record_from_game, write_sgf,
+    SgfError, decode_visits, encode_visits, load_sgf, parse_result, parse_sgf, record_from_game, write_sgf,
 )
 
 
@@ -128,3 +128,13 @@ def test_random_corruption_never_escapes_as_other_errors():
             parse_sgf(bytes(b)).to_game()
         except SgfError:
             pass
+
+
+@pytest.mark.parametrize("text, outcome", [
+    ("B+R", 1.0), ("b+3.5", 1.0), ("W+T", -1.0), (" W+0.5 ", -1.0),
+    ("0", 0.0), ("Draw", 0.0), ("jigo", 0.0), ("D", 0.0), ("B+0", 0.0), ("W+0", 0.0),
+    ("Void", None), ("?", None), ("", None), ("B", None),
+])
+def test_parse_result_reads_every_re_form_the_strength_tools_meet(text, outcome):
+    # one reader for RE: training targets, match resumption, the ladder and the colour split
+    assert parse_result(text) == outcome

@@ -60,7 +60,7 @@ from azgo.engine import symmetry as sym
 from azgo.engine.board import BLACK
 from azgo.engine.features import encode_into
 from azgo.engine.scoring import area_ownership
-from azgo.engine.sgf import GameRecord, SgfError, decode_visits, load_sgf
+from azgo.engine.sgf import GameRecord, SgfError, decode_visits, load_sgf, parse_result  # noqa: F401 (re-exported)
 
 #: Bump when the decoded arrays change meaning (invalidates every cache file).
 DATASET_VERSION = 2  # 2: the surprise array (AZK)
@@ -120,18 +120,6 @@ def unpack_planes(packed: np.ndarray, n: int) -> np.ndarray:
     """uint8 ``[B, 25, n, n]`` (0/1) from bit-packed rows ``[B, packed_len(n)]``."""
     bits = np.unpackbits(packed, axis=1, count=STORED_PLANES * n * n)
     return bits.reshape(len(packed), STORED_PLANES, n, n)
-
-
-def parse_result(result: str) -> float | None:
-    """Black's outcome from an SGF ``RE``: +1 (Black won), -1 (White won), 0 (draw), None (unknown/void)."""
-    text = (result or "").strip().upper()
-    if text.startswith("B+"):
-        return 1.0
-    if text.startswith("W+"):
-        return -1.0
-    if text in ("0", "DRAW", "D", "JIGO", "B+0", "W+0"):
-        return 0.0
-    return None
 
 
 def _visit_target(text: str, size: int) -> np.ndarray | None:
