@@ -160,11 +160,11 @@ def _device_option(ctx, param, value):
     raise click.BadParameter(f"{value!r}: use auto, cpu, cuda or cuda:N")
 
 
-def make_engine(config):
+def make_engine(config, size: int = 19):
     from azgo.nets.registry import NetError
     from .engine import GtpEngine
     try:
-        return GtpEngine(config)
+        return GtpEngine(config, size=size)
     except NetError as e:
         raise click.ClickException(str(e)) from None
 
@@ -345,7 +345,7 @@ def genmove_cmd(ctx, sgf_path, move_number, moves, size, komi, color, as_json, *
     """Answer one position: print the move azgo would play, and exit."""
     config = make_config(ctx, params)
     game = load_position(sgf_path, moves, size, komi, move_number)
-    engine = make_engine(config)
+    engine = make_engine(config, size=game.size)
     if not engine.min_size <= game.size <= engine.max_size:
         raise click.ClickException(f"the network plays {engine.min_size}x{engine.min_size} to "
                                    f"{engine.max_size}x{engine.max_size}, not {game.size}x{game.size}")

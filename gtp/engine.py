@@ -96,7 +96,9 @@ def _float_arg(tok: str) -> float:
 class GtpEngine:
     """The state behind ``azgo gtp``: configuration, network, game, search tree, clock, resignation."""
 
-    def __init__(self, config: EngineConfig = EngineConfig(), evaluator=None):
+    def __init__(self, config: EngineConfig = EngineConfig(), evaluator=None, size: int = 19):
+        """``size``: the board size to start on (GTP's default 19; ``azgo genmove`` passes its
+        position's, so only that size's network is loaded)."""
         self.config = config
         self.pool = None  # the networks by board size, when no evaluator is given
         self.threads = plan_threads(config.threads)
@@ -108,7 +110,7 @@ class GtpEngine:
             self.pool = EvaluatorPool(config.net, EvalConfig(
                 threads=self.threads.intra_op, symmetry=config.symmetry, cache_size=config.cache_size,
                 precision=config.precision, seed=config.seed, device=config.device))
-            evaluator = self.pool.for_size(19)
+            evaluator = self.pool.for_size(size)
         self.min_size = int(getattr(evaluator, "min_size", 2) or 2)
         self.max_size = int(getattr(evaluator, "max_size", 25) or 25)
         self._use(evaluator)
@@ -117,7 +119,7 @@ class GtpEngine:
                                 consecutive=config.resign_moves), lag=config.lag,
             pass_replies_pass=not config.pass_after_move))
         self.clock = Clock()
-        self.size = 19 if self.min_size <= 19 <= self.max_size else self.max_size
+        self.size = next((n for n in (size, 19) if self.min_size <= n <= self.max_size), self.max_size)
         self.komi = 7.5
         self.game = Game(self.size, self.komi)
         self.handlers: dict[str, Callable[[tuple[str, ...]], str]] = {}

@@ -275,6 +275,13 @@ def test_registry_by_board_size_and_gtp_switches_network(tmp_path, monkeypatch, 
     engine.execute(parse_command("boardsize 13"))
     assert engine.evaluator.path.name == "large.onnx"
     assert "azgo: 13x13: network large.onnx" in capsys.readouterr().err
+    # `azgo genmove --size 9` starts on its position's size: only the 9x9 network is loaded
+    from click.testing import CliRunner
+    from azgo.gtp.cli import main, make_engine
+    engine = make_engine(EngineConfig(visits=4), size=9)
+    assert engine.size == 9 and [e.path.name for e in engine.pool.loaded()] == ["default.onnx"]
+    res = CliRunner().invoke(main, ["genmove", "--size", "9", "--visits", "4"])
+    assert res.exit_code == 0 and "large.onnx" not in res.output and "network default.onnx" in res.output
     # an explicit --net plays every size
     engine = GtpEngine(EngineConfig(visits=4, net=str(tmp_path / "default.onnx")))
     engine.execute(parse_command("boardsize 19"))
