@@ -5,8 +5,9 @@
 A game counts for the player that is *not* the opponent (matched as a case-insensitive substring of
 PB/PW); games whose RE is missing, void or unknown are skipped (``azgo.engine.sgf.parse_result`` reads
 it). Prints one line per colour and a total, with draws counted half in the score. ``--copy-lost DIR``
-also copies the games the player lost into DIR (named ``<parent folder>_<file>``), e.g. as ``azgo
-selfplay --openings`` for self-play that starts from the positions of those games.
+also copies the games the player lost into DIR (named ``<parent folder>_<file>``, more of the path in
+front where two folders share a name), e.g. as ``azgo selfplay --openings`` for self-play that starts
+from the positions of those games.
 """
 
 from __future__ import annotations
@@ -46,6 +47,21 @@ def _results(paths, opponent: str, size: int | None = None):
                 yield path, colour, "W" if (outcome > 0) == (colour == "b") else "L"
 
 
+def _free_name(folder: Path, path: Path, taken: set) -> Path:
+    """``<parent>_<file>`` in ``folder``; where this run already used that name (two folders of the same
+    name, e.g. campaign7/gnugo19 and campaign8/gnugo19), more of the path goes in front, then a counter."""
+    parts = path.resolve().parts[:-1]
+    candidates = ["_".join((*parts[len(parts) - depth:], path.name)) for depth in range(1, len(parts) + 1)]
+    n = 2
+    while True:
+        for name in candidates:
+            if name not in taken:
+                taken.add(name)
+                return folder / name
+        candidates = [f"{n}_{path.name}"]
+        n += 1
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("paths", nargs="+", help="SGF files or folders (searched recursively)")
@@ -55,12 +71,13 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     table = {c: {"W": 0, "L": 0, "D": 0} for c in "bw"}
     lost_dir = Path(args.copy_lost) if args.copy_lost else None
+    taken: set = set()
     if lost_dir:
         lost_dir.mkdir(parents=True, exist_ok=True)
     for path, colour, outcome in _results(args.paths, args.opponent, args.size):
         table[colour][outcome] += 1
         if lost_dir and outcome == "L":
-            shutil.copy(path, lost_dir / f"{path.parent.name}_{path.name}")
+            shutil.copy(path, _free_name(lost_dir, path, taken))
     total = {k: table["b"][k] + table["w"][k] for k in "WLD"}
     for name, row in (("as Black", table["b"]), ("as White", table["w"]), ("total", total)):
         n = sum(row.values())

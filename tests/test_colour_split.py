@@ -50,3 +50,13 @@ def test_colour_split_copies_the_lost_games_of_one_size(tmp_path):
     assert res.returncode == 0, res.stderr
     assert sorted(p.name for p in out.iterdir()) == ["a_game0000.sgf", "a_game0001.sgf"]
     assert "1-2-0 of 3: 1 points" in res.stdout.splitlines()[-1]
+
+
+def test_colour_split_keeps_lost_games_of_folders_with_the_same_name(tmp_path):
+    for camp in ("c7", "c8"):
+        game(tmp_path / camp / "gnugo19", 0, "azgo", "GNU Go", "W+R")
+    out = tmp_path / "lost"
+    res = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path / "c7"), str(tmp_path / "c8"),
+                          "--opponent", "GNU Go", "--copy-lost", str(out)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["c8_gnugo19_game0000.sgf", "gnugo19_game0000.sgf"]
