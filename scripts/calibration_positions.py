@@ -11,7 +11,9 @@ over all moves of all games (fixed seed), encoded with their history as the sear
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -31,7 +33,12 @@ def main(argv=None) -> int:
         planes = sample_positions([load_sgf(f) for f in find_sgf_files(args.games)], args.positions, args.seed)
     except (ValueError, DatasetError) as e:
         sys.exit(str(e))
-    np.save(args.out, planes)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)  # a fresh checkout has no runs/calib/
+    tmp = out.with_name(out.name + ".tmp")
+    with open(tmp, "wb") as f:  # a file object: np.save would append .npy to a .tmp name
+        np.save(f, planes)
+    os.replace(tmp, out)  # a killed run leaves no half-written calibration file
     print(f"wrote {args.out}: {planes.shape}")
     return 0
 
