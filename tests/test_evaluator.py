@@ -320,3 +320,35 @@ def test_packaged_registry_covers_every_size_once_with_carded_loadable_networks(
         assert abs(float(out.policy.sum()) - 1.0) < 1e-4 and -1.0 <= float(out.value[0]) <= 1.0
     for n, name in owner.items():
         assert registry.default_net_path(n).name == name
+
+
+def test_int8_keep_fp32_leaves_the_named_nodes_unquantized(tmp_path):
+    """``keep_fp32`` nodes read fp32 weights (no DequantizeLinear on their weight input); the rest are int8."""
+    onnx = pytest.importorskip("onnx")
+    from azgo.nets.quantize import compare_int8, main, quantize_int8
+
+    fp32 = tmp_path / "net.onnx"
+    fp32.write_bytes(DEFAULT.read_bytes())
+    planes = make_planes(16, 9, seed=5)
+
+    def dequantized_weight_inputs(path):
+        m = onnx.load(str(path))
+        made_by = {o: n for n in m.graph.node for o in n.output}
+        return {n.name for n in m.graph.node if n.op_type == "Conv" and len(n.input) > 1
+                and n.input[1] in made_by and made_by[n.input[1]].op_type == "DequantizeLinear"}
+
+    whole = quantize_int8(fp32, planes, tmp_path / "whole.int8.onnx")
+    assert "/stem/conv/Conv" in dequantized_weight_inputs(whole)
+    kept = quantize_int8(fp32, planes, tmp_path / "kept.int8.onnx", keep_fp32=["/stem/conv/Conv"])
+    quantized = dequantized_weight_inputs(kept)
+    assert "/stem/conv/Conv" not in quantized and "/blocks.0/a/conv/Conv" in quantized
+    meta = {p.key: p.value for p in onnx.load(str(kept)).metadata_props}
+    assert json.loads(meta["azgo_calibration"])["fp32_nodes"] == ["/stem/conv/Conv"]
+    assert compare_int8(fp32, kept, make_planes(16, 9, seed=7))["value_mae"] < 0.2
+    with pytest.raises(NetError, match="no node named /nope"):
+        quantize_int8(fp32, planes, tmp_path / "bad.int8.onnx", keep_fp32=["/nope"])
+    np.save(tmp_path / "p.npy", planes)
+    with pytest.raises(SystemExit) as info:
+        main([str(fp32), "--calibration", str(tmp_path / "p.npy"), "--keep-fp32", "/nope"])
+    assert info.value.code == 2
+    assert not (tmp_path / "net.int8.onnx").exists()
