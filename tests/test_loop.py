@@ -124,6 +124,22 @@ def test_loop_gate_replayed_after_a_kill_before_its_save(tmp_path, monkeypatch):
     assert loop_mod.Loop(folder, cfg).state["best"] == 1
 
 
+def test_loop_int8_keep_fp32_names_an_unknown_node_plainly(tmp_path):
+    """A --int8-keep-fp32 node the network lacks stops the loop with a one-line error, not a traceback;
+    without --precision int8 the option is refused before anything runs."""
+    pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    folder = tmp_path / "loop"
+    res = subprocess.run(LOOP + ["--dir", str(folder), "--generations", "1", "--precision", "int8",
+                                 "--int8-keep-fp32", "/no/such/Conv"], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 1 and "has no node named /no/such/Conv" in res.stderr, res.stderr[-2000:]
+    assert "Traceback" not in res.stderr
+    res = subprocess.run(LOOP + ["--dir", str(tmp_path / "other"), "--int8-keep-fp32", "/stem/conv/Conv"],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and "only with --precision int8" in res.stderr
+    assert not (tmp_path / "other").exists()
+
+
 def test_loop_int8_quantizes_each_generation_and_plays_with_it(tmp_path, gnugo_path):
     """--precision int8: every generation gets a calibrated int8 copy, and self-play plays the best one;
     --anchor: each generation then plays GNU Go (the real one), a ladder row of its own."""
@@ -136,6 +152,7 @@ def test_loop_int8_quantizes_each_generation_and_plays_with_it(tmp_path, gnugo_p
     folder = tmp_path / "loop"
     anchor = f"{gnugo_path} --mode gtp --chinese-rules --level 0"
     res = subprocess.run(LOOP + ["--dir", str(folder), "--generations", "1", "--precision", "int8",
+                                 "--int8-keep-fp32", "/stem/conv/Conv",
                                  "--anchor", anchor, "--anchor-games", "2", "--anchor-visits", "8"],
                          capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
@@ -151,6 +168,12 @@ def test_loop_int8_quantizes_each_generation_and_plays_with_it(tmp_path, gnugo_p
     for g, cal in ((0, cal0), (1, cal1)):  # each copy is of its own generation's network
         fp32 = (folder / "nets" / f"gen{g:04d}.onnx").read_bytes()
         assert cal["fp32_sha256"] == hashlib.sha256(fp32).hexdigest()
+        assert cal["fp32_nodes"] == ["/stem/conv/Conv"]  # --int8-keep-fp32 reached every generation's copy
+        graph = onnx.load(str(folder / "nets" / f"gen{g:04d}.int8.onnx")).graph
+        made_by = {o: n.op_type for n in graph.node for o in n.output}
+        dequantized = {n.name for n in graph.node if n.op_type == "Conv"
+                       and made_by.get(n.input[1]) == "DequantizeLinear"}
+        assert "/stem/conv/Conv" not in dequantized and dequantized  # the stem fp32, the other convolutions int8
     # self-play (generation 1's games) played generation 0's int8 file
     digest = hashlib.sha256(gen0.read_bytes()).hexdigest()[:12]
     games = sorted((folder / "games").glob("*.sgf"))

@@ -37,7 +37,9 @@ that learned to beat its predecessor but plays the outside world worse stays out
 positions a second on the CPU): every exported network is quantized at once beside itself
 (``nets/genNNNN.int8.onnx``), calibrated on positions of the newest games of this board size in the
 archive and the extra folders (random legal positions for a generation 0 that has none), and
-``games/best.int8.onnx`` follows ``games/best.onnx``.
+``games/best.int8.onnx`` follows ``games/best.onnx``. The log gives each copy's top-1 agreement and value MAE
+against its fp32 network; ``--int8-keep-fp32 NODE`` (repeatable) leaves named layers in fp32 in every copy, as
+``python3 -m azgo.nets.quantize --keep-fp32`` does (the campaign's mx23 needed three for its value, MAE 0.109 -> 0.035).
 
 ``--device`` says where the networks run: training (``azgo train --device``, torch; mixed precision on
 CUDA) and self-play (onnxruntime); gating matches stay on the CPU (a few visits per move: a GPU batch
@@ -101,6 +103,7 @@ class LoopConfig:
     anchor_margin: float = 0.0              # ... than the best network's smoothed score minus this
     calibration_games: int = 200            # with selfplay.precision "int8": the newest games calibrated on
     calibration_positions: int = 400        # ... and the positions drawn from them
+    int8_keep_fp32: tuple[str, ...] = ()    # ... graph nodes each int8 copy leaves in fp32 (quantize --keep-fp32)
     selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
 
 
@@ -290,7 +293,7 @@ class Loop:
             planes, note = random_positions(size, cfg.calibration_positions, seed=seed), "random legal positions"
         else:
             note = f"{len(planes)} positions of the newest {len(games)} {size}x{size} games of azgo loop's window"
-        out = quantize_int8(self.net_path(g), planes, calibration_note=note)
+        out = quantize_int8(self.net_path(g), planes, calibration_note=note, keep_fp32=cfg.int8_keep_fp32)
         report = compare_int8(self.net_path(g), out, planes[-256:])
         self.log(f"[gen {g}] int8 -> {out} (calibration: {note}; top-1 agreement "
                  f"{report['top1_agreement']:.3f}, value MAE {report['value_mae']:.4f})")
@@ -517,6 +520,10 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
 @click.option("--precision", type=click.Choice(["fp32", "int8"]), default="fp32", show_default=True,
               help="int8: quantize every generation's network (calibrated on the newest games) and play self-play "
                    "and the gate with it (2-3x the positions a second on the CPU).")
+@click.option("--int8-keep-fp32", "int8_keep_fp32", multiple=True, metavar="NODE",
+              help="With --precision int8: a graph node every int8 copy leaves in fp32 (repeatable), e.g. "
+                   "/stem/conv/Conv or /value_fc/Gemm where 7-bit weights move the value (the log prints each "
+                   "copy's value MAE); as python3 -m azgo.nets.quantize --keep-fp32.")
 @click.option("--ray", "ray_address", metavar="auto|local|ADDRESS",
               help="Self-play on Ray actors (extra azgo[cluster]): auto = the cluster `ray start` runs here, "
                    "local = Ray's default ray.init() (a cluster running here, else a one-machine Ray started now), "
@@ -525,13 +532,15 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
 def loop(ctx, folder, generations, hours, net, size, komi, games_per_generation, workers, full_visits, cheap_visits,
          full_prob, train_steps, batch_size, window, lr, surprise_weight, size_mix, max_final_margin, gate_games, gate_visits, gate_threshold, seed,
          init_ckpt, extra_games, device, anchor, anchor_games, anchor_visits, anchor_gate, anchor_margin, precision,
-         ray_address):
+         int8_keep_fp32, ray_address):
     """Generations of selfplay -> train -> export -> gate, resumable after a kill (same command)."""
     from click.core import ParameterSource
     from azgo.nets.evaluator import parse_device
 
     from .cli import parse_size_mix
     parse_size_mix(size_mix or None)  # a malformed mix fails now, not at the first training
+    if int8_keep_fp32 and precision != "int8":
+        raise click.BadParameter("only with --precision int8", param_hint="--int8-keep-fp32")
     try:
         parse_device(device)
     except ValueError as e:
@@ -549,5 +558,9 @@ def loop(ctx, folder, generations, hours, net, size, komi, games_per_generation,
                      gate_games=gate_games, gate_visits=gate_visits, gate_threshold=gate_threshold, seed=seed, init=init_ckpt,
                      extra_games=tuple(os.path.abspath(d) for d in extra_games), device=device, ray=ray_address,
                      anchor=anchor, anchor_games=anchor_games, anchor_visits=anchor_visits, anchor_gate=anchor_gate,
-                     anchor_margin=anchor_margin, selfplay=sp)
-    Loop(folder, cfg).run(generations=generations, hours=hours)
+                     anchor_margin=anchor_margin, int8_keep_fp32=tuple(int8_keep_fp32), selfplay=sp)
+    from azgo.nets.registry import NetError
+    try:
+        Loop(folder, cfg).run(generations=generations, hours=hours)
+    except NetError as e:  # e.g. an --int8-keep-fp32 node the network lacks: said plainly, the folder resumable
+        raise click.ClickException(str(e)) from None
