@@ -62,7 +62,8 @@ def test_fresh_quantization_agrees_with_fp32(tmp_path):
     from azgo.nets.quantize import compare_int8, int8_path_for, quantize_int8
     fp32 = tmp_path / "net.onnx"
     fp32.write_bytes((NETS / "large19.onnx").read_bytes())
-    # the layers the shipped int8 file keeps in fp32 (mx23 onward: its value drifts with all of them 7-bit)
+    # the layers the shipped int8 file keeps in fp32 (a network whose value drifts with every layer 7-bit, as
+    # mx23's did, ships with some in fp32)
     keep = json.loads(_metadata(int8_path_for(NETS / "large19.onnx"))["azgo_calibration"]).get("fp32_nodes", [])
     calib = sample_positions([load_sgf(str(GAMES[19]))], 64, seed=11)
     q = quantize_int8(fp32, calib, calibration_note="test", keep_fp32=keep)
