@@ -2,9 +2,12 @@
 # mx25 by its rule (docs/strength/campaign24/mx25_rule.txt): W, training, export, quantize, gate; run from the checkout's root
 # with the data unpacked (python3 scripts/data_shards.py unpack-all data runs) and runs/calib/c19.npy made
 # (python3 scripts/calibration_positions.py runs/calib/c19.npy runs/gnugo19c --positions 500 --seed 1).
-# Nothing else running. `train_gate.sh train` stops after the training (azgo train resumes runs/mx25 if it was cut off). Writes runs/mx25 (checkpoint, log), runs/mx25x (networks), runs/g25a, runs/g25b (gate games).
+# Nothing else running. `train_gate.sh train` stops after the training (azgo train resumes runs/mx25 if it was cut off);
+# `train_gate.sh gate` skips the training and exports the committed docs/runs/campaign/mx25/checkpoint.pt. Writes runs/mx25 (checkpoint, log), runs/mx25x (networks), runs/g25a, runs/g25b (gate games).
 set -e
 export PATH=$PATH:/usr/games
+CKPT=runs/mx25/checkpoint.pt
+if [ "$1" = gate ]; then CKPT=docs/runs/campaign/mx25/checkpoint.pt; else
 W=$(python3 - <<'PY'
 from azgo.training.dataset import load_dataset
 tr, va, _ = load_dataset(["runs/sp19v", "runs/sp19w", "runs/sp19x", "runs/sp19y"], workers=2)
@@ -24,9 +27,10 @@ $CMD >> runs/mx25.log 2>&1
 grep -q "step 1000: checkpoint" runs/mx25.log
 date -u +"trained %H:%M:%S"
 [ "$1" = train ] && exit 0
+fi
 mkdir -p runs/mx25x
 date -u +"export %H:%M:%S"
-azgo export runs/mx25/checkpoint.pt --out runs/mx25x/mx25_19.onnx --bn-data runs/sp19x --bn-data runs/sp19y --bn-size 19
+azgo export $CKPT --out runs/mx25x/mx25_19.onnx --bn-data runs/sp19x --bn-data runs/sp19y --bn-size 19
 python3 -m azgo.nets.quantize runs/mx25x/mx25_19.onnx --calibration runs/calib/c19.npy | tee runs/mx25x/quant_all7.txt
 mae=$(sed -n 's/.*value MAE \([0-9.]*\).*/\1/p' runs/mx25x/quant_all7.txt)
 if python3 -c "import sys; sys.exit(0 if float('$mae') > 0.05 else 1)"; then
