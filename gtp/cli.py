@@ -143,6 +143,12 @@ def make_config(ctx: click.Context, params: dict):
         raise click.UsageError(f"bad settings: {e}") from None
 
 
+def _handicap_option(value):
+    if value == 1:
+        raise click.BadParameter("fixed handicap takes 2 to 9 stones (0: none)")
+    return value
+
+
 def _threads_option(ctx, param, value):
     from azgo.engine.threads import parse_threads
     try:
@@ -383,9 +389,12 @@ def genmove_cmd(ctx, sgf_path, move_number, moves, size, komi, color, as_json, *
               help="A game in which this engine died (rather than lost) is void (--sgf-dir/void/, RE[Void]) and "
                    "played again, up to 3 times (b: the opponent's crashes, for a strength line). Otherwise the "
                    "engine that died loses the game (+F); either way it is started again for the next game.")
+@click.option("--handicap", default=0, show_default=True, type=click.IntRange(0, 9), callback=lambda c, p, v: _handicap_option(v),
+              help="Fixed handicap stones for Black in every game (fixed_handicap to both engines; White moves first).")
 def match_cmd(engine_a, engine_b, games, size, komi, time_control, max_moves, sgf_dir, name_a, name_b, resume,
-              replay_crashes):
-    """Play two GTP engines against each other; print wins, win rate (95% interval) and Elo."""
+              replay_crashes, handicap):
+    """Play two GTP engines against each other; print wins, win rate (95% interval), Elo and each engine's
+    seconds per move."""
     from .match import EngineError, parse_time_control, run_match, stderr_log
     try:
         tc = parse_time_control(time_control)
@@ -393,7 +402,8 @@ def match_cmd(engine_a, engine_b, games, size, komi, time_control, max_moves, sg
         raise click.BadParameter(str(e), param_hint="--time") from None
     try:
         summary = run_match(engine_a, engine_b, games, size, komi, tc, sgf_dir, max_moves, stderr_log,
-                            name_a, name_b, resume=resume, replay_crashes=replay_crashes or "")
+                            name_a, name_b, resume=resume, replay_crashes=replay_crashes or "",
+                            handicap=handicap)
     except EngineError as e:
         raise click.ClickException(str(e)) from None
     for line in summary.lines():

@@ -155,13 +155,23 @@ class GameOutcome:
 
 
 def play_game(black: GtpClient, white: GtpClient, size: int, komi: float, time_settings: TimeSettings | None = None,
-              max_moves: int | None = None, rules: Rules = Rules()) -> GameOutcome:
-    """Play one game between two started engines; returns the outcome (``a_black`` left False)."""
+              max_moves: int | None = None, rules: Rules = Rules(), handicap: int = 0) -> GameOutcome:
+    """Play one game between two started engines; returns the outcome (``a_black`` left False).
+
+    ``handicap`` stones: both engines get ``fixed_handicap N`` and White moves first."""
     engines = {BLACK: black, WHITE: white}
     for e in engines.values():
         e.send(f"boardsize {size}")
         e.send("clear_board")
         e.send(f"komi {komi:g}")
+    game = Game(size, komi, rules)
+    if handicap:
+        points = game.place_fixed_handicap(handicap)
+        want = sorted(points)
+        for e in engines.values():
+            got = e.send(f"fixed_handicap {handicap}").split()
+            if sorted(gtp_to_move(v, size) for v in got) != want:
+                raise EngineError(f"{e.name} placed handicap {' '.join(got)}, not the GTP points")
     clock = Clock(time_settings or TimeSettings())
     if time_settings is not None and time_settings.kind != "none":
         s = time_settings
@@ -176,10 +186,9 @@ def play_game(black: GtpClient, white: GtpClient, size: int, komi: float, time_s
                 e.send(f"time_settings {s.main:g} {s.period:g} {s.stones}")
             else:
                 e.send(f"time_settings {s.main:g} 0 0")
-    game = Game(size, komi, rules)
     cap = max_moves if max_moves is not None else 3 * size * size
     spent = {BLACK: 0.0, WHITE: 0.0}
-    color = BLACK
+    color = game.to_move
     letter = {BLACK: "B", WHITE: "W"}
     while True:
         if game.over:
@@ -263,16 +272,31 @@ class MatchSummary:
     draws: int
     a_name: str
     b_name: str
+    seconds: dict = field(default_factory=lambda: {"a": [0.0, 0], "b": [0.0, 0]})  # engine -> [seconds, moves]
+    scores: list = field(default_factory=list)  # A's score of each game in order (1, 0.5, 0)
+
+    def add_time(self, engine: str, seconds: float, moves: int) -> None:
+        """Count an engine's (``"a"`` or ``"b"``) thinking time over ``moves`` genmoves of one game."""
+        self.seconds[engine][0] += seconds
+        self.seconds[engine][1] += moves
+
+    def per_move(self, engine: str) -> float | None:
+        """Seconds per genmove of engine ``"a"`` or ``"b"`` over the games timed (None: none)."""
+        total, moves = self.seconds[engine]
+        return total / moves if moves else None
 
     def add(self, black_won: bool | None, a_black: bool) -> None:
         """Count one game: ``black_won`` None for a draw."""
         self.games += 1
         if black_won is None:
             self.draws += 1
+            self.scores.append(0.5)
         elif black_won == a_black:
             self.a_wins += 1
+            self.scores.append(1.0)
         else:
             self.b_wins += 1
+            self.scores.append(0.0)
 
     @property
     def rate(self) -> float:
@@ -285,14 +309,19 @@ class MatchSummary:
             f"{self.b_name} won {self.b_wins:g}, draws {self.draws}",
             f"win rate of {self.a_name}: {100 * self.rate:.1f}% (95% interval {100 * lo:.1f}% - {100 * hi:.1f}%)",
             f"Elo difference: {_elo_text(self.rate)} (95% interval {_elo_text(lo)} .. {_elo_text(hi)})",
-        ]
+        ] + ([f"seconds per move: {self.a_name} {self._per_move_text('a')}, {self.b_name} {self._per_move_text('b')}"]
+             if self.seconds["a"][1] or self.seconds["b"][1] else [])
+
+    def _per_move_text(self, engine: str) -> str:
+        t = self.per_move(engine)
+        return "-" if t is None else f"{t:.2f} ({self.seconds[engine][1]} moves)"
 
 
 def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7.0,
               time_settings: TimeSettings | None = None, sgf_dir: str | None = None,
               max_moves: int | None = None, log=print, name_a: str = "", name_b: str = "",
               engine_timeout: float = 600.0, resume: bool = False, replay_crashes: str = "",
-              max_replays: int = 3) -> MatchSummary:
+              max_replays: int = 3, handicap: int = 0, should_stop=None) -> MatchSummary:
     """Play ``games`` games of A vs B (A takes Black in even games); write SGFs; return the summary.
 
     With ``resume``, games already written to ``sgf_dir`` (``gameNNNN.sgf``, each written whole) are
@@ -301,18 +330,24 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
     or ``"both"``: whose deaths are void) a game in which that engine died is void
     (``void/gameNNNN-K.sgf``, ``RE[Void]``) and played again, at most ``max_replays`` times, after which
     it counts as the forfeit it was.
+
+    Each engine's thinking time is kept (the SGF root's ``AZC[B:seconds:moves W:seconds:moves]``, read
+    back on resume) and the summary gives its seconds per move. ``handicap``: fixed handicap stones for
+    Black in every game (White moves first). ``should_stop(summary)``, asked after every game, ends the
+    match early (a sequential test).
     """
     if replay_crashes not in ("", "a", "b", "both"):
         raise ValueError(f"replay_crashes is '', 'a', 'b' or 'both', not {replay_crashes!r}")
     from azgo.engine.sgf import load_sgf, parse_result, record_from_game, write_sgf
     if sgf_dir:
         os.makedirs(sgf_dir, exist_ok=True)
-    done: dict[int, str] = {}
+    done: dict[int, tuple[str, dict]] = {}
     if resume and sgf_dir:
         for i in range(games):
             path = os.path.join(sgf_dir, f"game{i:04d}.sgf")
             if os.path.exists(path):
-                done[i] = load_sgf(path).result.strip()
+                rec = load_sgf(path)
+                done[i] = (rec.result.strip(), _parse_clock(rec.root_props.get("AZC", "")))
     errs = os.path.join(sgf_dir, "engines.stderr.log") if sgf_dir else None
     a = GtpClient(cmd_a, name_a, errs, engine_timeout)
     b = GtpClient(cmd_b, name_b, errs, engine_timeout)
@@ -323,10 +358,15 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
     try:
         for i in range(games):
             a_black = i % 2 == 0
+            if should_stop is not None and summary.games and should_stop(summary):
+                log(f"stopped after {summary.games} games: decided")
+                break
             if i in done:  # resumed: count the finished game as recorded
-                res = done[i]
+                res, clock = done[i]
                 outcome = parse_result(res)  # a finished game's RE is a win or a draw
                 summary.add(outcome > 0 if outcome else None, a_black)
+                for colour, (sec, moves) in clock.items():
+                    summary.add_time("a" if (colour == BLACK) == a_black else "b", sec, moves)
                 log(f"game {i + 1}/{games}: already played ({res}); {summary.a_name} {summary.a_wins:g} - "
                     f"{summary.b_wins:g} {summary.b_name}")
                 continue
@@ -337,7 +377,7 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
                     if not e.alive:
                         log(f"engine {e.name} had exited (status {e.proc.returncode}); started again")
                         e.restart()
-                out = play_game(black, white, size, komi, time_settings, max_moves)
+                out = play_game(black, white, size, komi, time_settings, max_moves, handicap=handicap)
                 if not (out.crashed in voidable and tries < max_replays):
                     break
                 tries += 1
@@ -353,16 +393,39 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
                     f"{void}; played again")
             out.a_black = a_black
             summary.add(None if out.winner is None else out.winner == BLACK, a_black)
+            clock = {c: (out.seconds.get(c, 0.0), sum(1 for col, m in out.moves if col == c and m is not None))
+                     for c in (BLACK, WHITE)}
+            for colour, (sec, moves) in clock.items():
+                summary.add_time("a" if (colour == BLACK) == a_black else "b", sec, moves)
             if sgf_dir and out.game is not None:
                 rec = record_from_game(out.game, black=black.name, white=white.name, result=out.result,
-                                       root_props={"AZS": str(i)})
+                                       root_props={"AZS": str(i), "AZC": _clock_text(clock)})
                 _write_atomic(os.path.join(sgf_dir, f"game{i:04d}.sgf"), write_sgf(rec))
+            per = {c: f"{sec / moves:.2f}" if moves else "-" for c, (sec, moves) in clock.items()}
             log(f"game {i + 1}/{games}: {black.name} (B) vs {white.name} (W): {out.result} ({out.reason}), "
-                f"{len(out.moves)} moves; {summary.a_name} {summary.a_wins:g} - {summary.b_wins:g} {summary.b_name}")
+                f"{len(out.moves)} moves, s/move B {per[BLACK]} W {per[WHITE]}; "
+                f"{summary.a_name} {summary.a_wins:g} - {summary.b_wins:g} {summary.b_name}")
     finally:
         a.close()
         b.close()
     return summary
+
+
+def _clock_text(clock: dict) -> str:
+    """``B:seconds:moves W:seconds:moves`` of one game (the SGF root's ``AZC``)."""
+    return " ".join(f"{'B' if c == BLACK else 'W'}:{sec:.2f}:{moves}" for c, (sec, moves) in sorted(clock.items()))
+
+
+def _parse_clock(text: str) -> dict:
+    """``{BLACK: (seconds, moves), WHITE: ...}`` from an ``AZC`` text (empty for games without one)."""
+    out = {}
+    for part in text.split():
+        try:
+            c, sec, moves = part.split(":")
+            out[BLACK if c == "B" else WHITE] = (float(sec), int(moves))
+        except ValueError:
+            return {}
+    return out
 
 
 def _write_atomic(path: str, data: bytes) -> None:

@@ -1,4 +1,4 @@
-"""The training window in git: SGF archives packed as compressed shards under ``data/``.
+"""The training window in git: SGF archives packed as compressed shards under ``data/`` (``azgo.training.shards``).
 
 Format: ``data/<name>/<name>-NNNN.tar.xz``, each a tar (xz) of SGF files exactly as the archive holds
 them (GNU Go games from ``scripts/gnugo_games.py``, self-play games from ``azgo selfplay``/``loop``),
@@ -15,73 +15,29 @@ file and renamed, and shards are never rewritten, so a session adds files and gi
 from __future__ import annotations
 
 import argparse
-import io
-import os
 import sys
-import tarfile
 from pathlib import Path
 
-LIMIT = 19 * 2 ** 20
-
-
-def shard_names(folder: Path) -> set[str]:
-    """Names of the games already packed in the shards of ``folder``."""
-    names: set[str] = set()
-    for shard in sorted(folder.glob("*.tar.xz")):
-        with tarfile.open(shard, "r:xz") as tar:
-            names.update(m.name for m in tar.getmembers() if m.isfile())
-    return names
+from azgo.training.shards import ShardError
+from azgo.training.shards import pack as pack_games
+from azgo.training.shards import shard_names  # noqa: F401  (kept for callers of this script's module)
+from azgo.training.shards import unpack as unpack_games
 
 
 def pack(src: Path, dest: Path, per_shard: int) -> int:
-    dest.mkdir(parents=True, exist_ok=True)
-    have = shard_names(dest)
-    todo = sorted(p for p in src.iterdir() if p.suffix == ".sgf" and p.name not in have)
-    written = 0
-    while todo:
-        batch, todo = todo[:per_shard], todo[per_shard:]
-        index = len(list(dest.glob("*.tar.xz")))
-        name = dest / f"{dest.name}-{index:04d}.tar.xz"
-        tmp = name.with_suffix(".tmp")
-        with tarfile.open(tmp, "w:xz") as tar:
-            for p in batch:
-                data = p.read_bytes()
-                info = tarfile.TarInfo(p.name)
-                info.size = len(data)
-                info.mtime = int(p.stat().st_mtime)  # the window orders games by file time
-                tar.addfile(info, io.BytesIO(data))
-        if tmp.stat().st_size > LIMIT:
-            tmp.unlink()
-            raise SystemExit(f"a shard of {len(batch)} games is over 19 MB: use a smaller --per-shard")
-        os.replace(tmp, name)
-        written += len(batch)
-        print(f"{name}: {len(batch)} games, {name.stat().st_size / 1024:.0f} KB")
-    manifest = dest / "MANIFEST.txt"
-    lines = []
-    for shard in sorted(dest.glob("*.tar.xz")):
-        with tarfile.open(shard, "r:xz") as tar:
-            lines.append(f"{shard.name} {sum(1 for m in tar.getmembers() if m.isfile())}")
-    manifest.write_text("\n".join(lines) + "\n")
-    print(f"{written} new games packed; {len(have) + written} in {dest}")
+    have = len(shard_names(dest)) if dest.exists() else 0
+    try:
+        written, shards = pack_games(src, dest, per_shard)
+    except ShardError as e:
+        raise SystemExit(str(e)) from None
+    for name in shards:
+        print(f"{name}: {name.stat().st_size / 1024:.0f} KB")
+    print(f"{written} new games packed; {have + written} in {dest}")
     return 0
 
 
 def unpack(folder: Path, out: Path) -> int:
-    out.mkdir(parents=True, exist_ok=True)
-    n = 0
-    for shard in sorted(folder.glob("*.tar.xz")):
-        with tarfile.open(shard, "r:xz") as tar:
-            for m in tar.getmembers():
-                target = out / Path(m.name).name
-                if not m.isfile() or target.exists():
-                    continue
-                data = tar.extractfile(m).read()
-                tmp = target.with_name(f".{target.name}.tmp")
-                tmp.write_bytes(data)
-                os.replace(tmp, target)
-                os.utime(target, (m.mtime, m.mtime))
-                n += 1
-    print(f"{n} games unpacked into {out}")
+    print(f"{unpack_games(folder, out)} games unpacked into {out}")
     return 0
 
 

@@ -132,3 +132,27 @@ def test_an_engine_that_dies_is_restarted_and_its_game_void_when_asked(tmp_path,
     else:  # not asked, or asked for the other engine: the engine that died loses
         assert first.result == "B+F" and not voids
         assert "passer won 2, crasher won 0" in res.stdout
+
+
+@needs_gnugo
+def test_handicap_match_records_stones_and_each_engines_seconds(tmp_path):
+    """--handicap N: both engines place the GTP stones, White moves first; every game's SGF has the stones
+    and each engine's thinking time (AZC), which --resume reads back into the seconds-per-move line."""
+    cmd = [sys.executable, "-m", "azgo.gtp.cli", "match", "-a", f"{sys.executable} -m azgo.gtp.cli gtp --visits 8",
+           "-b", f"{GNUGO} --mode gtp --level 0", "-n", "2", "--size", "9", "--komi", "0.5", "--handicap", "2",
+           "--sgf-dir", str(tmp_path), "--max-moves", "40"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    line = [x for x in out.stdout.splitlines() if x.startswith("seconds per move:")]
+    assert line and "azgo" in line[0] and "GNU Go" in line[0]
+    for i in range(2):
+        rec = load_sgf(str(tmp_path / f"game{i:04d}.sgf"))
+        assert rec.handicap == 2 and len(rec.setup[0]) == 2 and rec.komi == 0.5
+        assert rec.nodes[0].color == 2  # White first
+        b, w = rec.root_props["AZC"].split()
+        assert b.startswith("B:") and w.startswith("W:") and int(w.split(":")[2]) >= 1
+    again = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and again.stderr.count("already played") == 2
+    assert [x for x in again.stdout.splitlines() if x.startswith("seconds per move:")] == line
+    bad = subprocess.run(cmd[:-2] + ["--handicap", "1"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "2 to 9" in bad.stderr

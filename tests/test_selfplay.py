@@ -291,3 +291,41 @@ def test_forked_starts_begin_with_an_opening_prefix_that_is_not_trained_on(tmp_p
         trained = sum(node.props.get("AZT") == "1" for node in rec.nodes)
         assert len(arrays.policy) == trained  # the opening's moves give no training positions
     assert forked and plain  # about half of the 12 games each way
+
+
+def test_komi_spread_and_handicap_starts_reach_the_archive_and_the_training_arrays(tmp_path):
+    from azgo.engine import planes as P
+    from azgo.engine.board import WHITE
+    from azgo.engine.handicap import fixed_handicap
+    cfg = small_cfg(size=9, komi=7.0, komi_stdev=4.0, komi_wide_fraction=0.3, komi_range=(-5.0, 15.0),
+                    handicap_fraction=0.4, handicap_stones=(2, 4), max_moves=30, no_resign_fraction=1.0)
+    runner = SelfPlayRunner(ScriptedEvaluator(), cfg, seed=11, net_id="scripted", out_dir=str(tmp_path))
+    runner.play(16)
+    komis, handicaps = [], []
+    for path in archive_games(str(tmp_path)):
+        rec = load_sgf(path)
+        if rec.handicap:
+            handicaps.append(rec.handicap)
+            assert 2 <= rec.handicap <= 4 and rec.komi == 0.5
+            assert sorted(rec.setup[0]) == sorted(fixed_handicap(9, rec.handicap)) and not rec.setup[1]
+            assert rec.nodes[0].color == WHITE  # White moves first after the stones
+            game = rec.to_game()
+            assert game.handicap == rec.handicap
+        else:
+            komis.append(rec.komi)
+            assert -5.0 <= rec.komi <= 15.0 and (rec.komi * 2) == int(rec.komi * 2)
+        arrays = decode_record(rec)
+        if len(arrays.komi):  # the komi plane carries the game's komi (from the side to move's view)
+            assert abs(abs(float(arrays.komi[0])) - rec.komi / P.KOMI_SCALE) < 1e-6
+    assert handicaps and len(set(komis)) >= 4  # some handicap games, and komi really spread
+
+
+def test_komi_and_handicap_settings_are_checked():
+    with pytest.raises(ValueError, match="komi_range"):
+        small_cfg(komi=7.0, komi_stdev=2.0, komi_range=(8.0, 20.0))
+    with pytest.raises(ValueError, match="handicap"):
+        small_cfg(handicap_fraction=0.2, handicap_stones=(1, 9))
+    cfg = small_cfg(size=7, handicap_fraction=1.0, handicap_stones=(5, 9))
+    import random
+    assert cfg.draw_handicap(random.Random(1)) == 4  # 7x7 takes at most 4 fixed stones
+    assert small_cfg().draw_komi(random.Random(1)) == 7.0  # no spread: the fair komi

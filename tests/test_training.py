@@ -651,3 +651,57 @@ def test_train_cli_size_mix_and_margin(archive, tmp_path):
     assert ok.exit_code == 0, ok.output
     args = torch.load(out / "checkpoint.pt", weights_only=False)["args"]
     assert args["size_mix"] == {7: 1.0} and args["max_final_margin"] == 0.1
+
+
+def test_source_shares_set_each_sources_share_of_the_draws(tmp_path):
+    """A source given a share makes that share of its board size's draws whatever its number of positions;
+    the other games split the rest; shares over 1 are an error naming the sources; --source-share parses."""
+    from click.testing import CliRunner
+
+    from azgo.gtp.cli import main
+    for d in ("a", "b", "c"):
+        (tmp_path / d).mkdir()
+    for i in range(4):
+        g, props = random_game(400 + i, 20, finish=True, props="azp")
+        write_game(tmp_path / "a" / f"a{i}.sgf", g, props)
+    g, props = random_game(500, 20, finish=True, props="none")
+    write_game(tmp_path / "b" / "b0.sgf", g, props)
+    g, props = random_game(600, 20, finish=True, props="azp")
+    write_game(tmp_path / "c" / "c0.sgf", g, props)
+    srcs = [str(tmp_path / d) for d in ("a", "b", "c")]
+    train, _, summary = D.load_dataset(srcs, val_fraction=0.0, use_cache=False, workers=1,
+                                       source_weights=[(srcs[1], 1.0, 0.0)],
+                                       source_shares=[(srcs[1], 0.5), (srcs[2], 0.25)])
+    assert summary.shares[str(N)] == {srcs[1]: 0.5, srcs[2]: 0.25, "other": 0.25}
+    a = train.arrays[N]
+    b_rows = a["policy_w"] == 0.0  # source b keeps its policy weight 0 (from --source-weight)
+    rng = np.random.default_rng(5)
+    hits = total = 0
+    for _ in range(150):
+        batch = train.sample(rng, 64)
+        hits += int((batch["policy_w"] == 0.0).sum())
+        total += 64
+    assert b_rows.sum() < len(b_rows) / 4  # one game of six...
+    assert abs(hits / total - 0.5) < 0.04  # ...drawn half the time
+    with pytest.raises(D.DatasetError, match="sum to 1.2"):
+        D.load_dataset(srcs, val_fraction=0.0, use_cache=False, workers=1,
+                       source_shares=[(srcs[1], 0.6), (srcs[2], 0.6)])
+    bad = CliRunner().invoke(main, ["train", str(tmp_path), "--out", str(tmp_path / "x"), "--source-share", "b=2"])
+    assert bad.exit_code == 2 and "SRC=SHARE" in bad.output
+
+
+def test_source_share_groups_hold_one_share_together():
+    """Two sources of one group hold the group's share jointly, split by their positions."""
+    class G:
+        def __init__(self, n, size=9):
+            self.n, self.size = n, size
+
+        def __len__(self):
+            return self.n
+    games = [G(10), G(30), G(60)]
+    w, report = D.share_weights(games, [0, 1, -1], [0.5, 0.5], ["a", "b"], ["mine", "mine"])
+    assert report["9"] == {"mine": 0.5, "other": 0.5}
+    draws = [wi * len(g) for wi, g in zip(w, games)]
+    assert draws[0] / sum(draws) == pytest.approx(0.125) and draws[1] / sum(draws) == pytest.approx(0.375)
+    w, report = D.share_weights(games, [0, 1, -1], [0.2, 0.3], ["a", "b"])
+    assert report["9"] == {"a": 0.2, "b": 0.3, "other": 0.5}

@@ -68,6 +68,24 @@ def parse_source_weights(values):
     return out
 
 
+def parse_source_shares(values):
+    """``[[src, share(, group)], ...]`` from ("runs/x=0.4", "runs/y=0.5@mine", ...) (None when none given)."""
+    if not values:
+        return None
+    out = []
+    for v in values:
+        src, eq, rest = v.rpartition("=")
+        share, at, group = rest.partition("@")
+        try:
+            sh = float(share)
+        except ValueError:
+            raise click.BadParameter(f"expected SRC=SHARE[@GROUP], got {v!r}") from None
+        if not eq or not src or not 0 <= sh <= 1 or (at and not group):
+            raise click.BadParameter(f"expected SRC=SHARE[@GROUP] with SHARE in 0..1, got {v!r}")
+        out.append([src, sh, group] if at else [src, sh])
+    return out
+
+
 def parse_size_mix(value):
     """``{19: 0.6, 13: 0.3}`` from "19=0.6,13=0.3" (None when not given)."""
     if value is None or value == "":
@@ -159,6 +177,12 @@ def parse_size_mix(value):
               help="Draw the training games under SRC (a folder or file) W times as often as the others, and "
                    "scale their policy loss by P (0-1, default 1), e.g. runs/vs_gnugo=8:0.25 (repeatable; "
                    "the first matching SRC wins).")
+@click.option("--source-share", "source_shares", multiple=True, callback=lambda c, p, v: parse_source_shares(v),
+              metavar="SRC=SHARE[@GROUP]",
+              help="The positions under SRC make SHARE (0-1) of the draws of their board size's batches, whatever "
+                   "their number (sources of one @GROUP, each listed with the group's share, hold it together, split "
+                   "by positions); sources not named share the rest by positions (repeatable; replaces "
+                   "--source-weight's sample weight, keeps its policy weight).")
 @click.pass_context
 def train(ctx, sources, **opts):
     """Train a network on SGF games: folders (searched recursively), globs or files.
@@ -179,6 +203,8 @@ def train(ctx, sources, **opts):
         values["size_mix"] = {}
     if values["source_weights"] is None:
         values["source_weights"] = []
+    if values["source_shares"] is None:
+        values["source_shares"] = []
     config = TrainConfig(**values)
     explicit = _explicit(ctx, [p.name for p in ctx.command.params if p.name != "sources"])
     if sources:

@@ -558,6 +558,7 @@ class DataSummary:
     train_positions: int = 0
     val_positions: int = 0
     skipped_files: int = 0
+    shares: dict = field(default_factory=dict)  # with source shares: per board size, the share of each source
     cheap_skipped: int = 0
     decoded: int = 0            # files decoded now (not from the cache)
     targets: dict = field(default_factory=dict)  # azx / azp / played counts (and azk: positions with AZK)
@@ -567,7 +568,8 @@ class DataSummary:
         return {"files": len(self.files), "train_games": self.train_games, "val_games": self.val_games,
                 "train_positions": self.train_positions, "val_positions": self.val_positions,
                 "skipped_files": self.skipped_files, "cheap_positions_skipped": self.cheap_skipped,
-                "policy_targets": dict(self.targets), "source_weights": dict(self.weighted)}
+                "policy_targets": dict(self.targets), "source_weights": dict(self.weighted),
+                **({"source_shares": self.shares} if self.shares else {})}
 
 
 def _cached_or_none(path: str, cache_dir: str | None) -> GameArrays | str | None:
@@ -624,24 +626,82 @@ def load_games(files: Sequence[str], cache_dir: str | None = None, use_cache: bo
     return out
 
 
+def _match_source(path: str, roots: Sequence[str]) -> int:
+    """The index of the first of ``roots`` (real paths) that holds ``path``, else -1."""
+    real = os.path.realpath(path)
+    for i, root in enumerate(roots):
+        if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+            return i
+    return -1
+
+
+def share_weights(games: Sequence[GameArrays], owner: Sequence[int], shares: Sequence[float],
+                  names: Sequence[str] = (), groups: Sequence[str] = ()
+                  ) -> tuple[list[float], dict[str, dict[str, float]]]:
+    """Per-game sample weights that give source ``i`` (``owner[g] == i``; -1: no listed source) the share
+    ``shares[i]`` of the draws within each board size, the unlisted games the rest in proportion to their
+    positions. Sources of one of ``groups`` (a name per source; "" for none) hold that share together,
+    split by positions (each member lists the group's share). A size where the listed shares present sum
+    over 1 is an error; one with no unlisted positions (or shares summing to exactly 1) has its listed
+    shares scaled to fill it. Returns the weights and, per size, the shares drawn
+    (``{"19": {"runs/sp19x": 0.4, "other": 0.6}}``)."""
+    if any(not 0 <= s <= 1 for s in shares):
+        raise DatasetError(f"source shares must be in [0, 1], got {list(shares)}")
+    names = list(names) or [str(i) for i in range(len(shares))]
+    groups = list(groups) or [""] * len(shares)
+    key = [groups[i] or names[i] for i in range(len(shares))]  # sources of one group share one key
+    first = {}
+    for i, k in enumerate(key):
+        first.setdefault(k, i)
+    unit = [first[k] for k in key]  # a source -> the index that stands for its group
+    count: dict[int, dict[int, int]] = {}
+    for g, o in zip(games, owner):
+        if len(g):
+            u = unit[o] if o >= 0 else -1
+            count.setdefault(g.size, {}).setdefault(u, 0)
+            count[g.size][u] += len(g)
+    per: dict[tuple[int, int], float] = {}
+    report: dict[str, dict[str, float]] = {}
+    for n, c in count.items():
+        listed = {u: shares[u] for u in c if u >= 0}
+        total = sum(listed.values())
+        if total > 1 + 1e-9:
+            raise DatasetError(f"source shares of the {n}x{n} games sum to {total:.3f} > 1: "
+                               + ", ".join(f"{key[u]} {sh:g}" for u, sh in listed.items()))
+        rest = max(0.0, 1.0 - total) if -1 in c else 0.0
+        scale = 1.0 / total if rest == 0 and total > 0 else 1.0
+        report[str(n)] = {}
+        for u, k in c.items():
+            share = rest if u < 0 else listed[u] * scale
+            per[(n, u)] = share / k
+            report[str(n)]["other" if u < 0 else key[u]] = round(share, 4)
+    mean = {n: sum(c.values()) for n, c in count.items()}  # weights scaled so a size's mean weight is 1
+    return [per.get((g.size, unit[o] if o >= 0 else -1), 0.0) * mean.get(g.size, 0) if len(g) else 1.0
+            for g, o in zip(games, owner)], report
+
+
 def load_dataset(sources: Sequence[str] | None = None, *, files: Sequence[str] | None = None,
                  window: int | None = None, val_fraction: float = 0.05, cache_dir: str | None = None,
                  use_cache: bool = True, workers: int = 0, warn: Warn | None = None,
                  progress: Callable[[int], None] | None = None,
-                 source_weights: Sequence[tuple[str, float, float]] = ()
+                 source_weights: Sequence[tuple[str, float, float]] = (),
+                 source_shares: Sequence[tuple] = ()
                  ) -> tuple[PositionSet, PositionSet, DataSummary]:
     """Training and validation `PositionSet` from ``sources`` (or an explicit ordered ``files`` list).
 
     ``source_weights``: ``(source, sample, policy)`` triples; the training games under ``source`` (a
     folder, or one file) get these weights (`PositionSet`); the first matching source wins. Validation
-    stays unweighted. Returns ``(train, validation, summary)``.
+    stays unweighted. ``source_shares``: ``(source, share[, group])`` items that set the sample weights
+    instead (see `share_weights`): the positions under ``source`` (with the rest of its group) make
+    ``share`` of the draws of each board size's batches (policy weights still come from ``source_weights``). Returns ``(train, validation,
+    summary)``.
     """
     if files is None:
         files = select_window(find_sgf_files(sources or []), window)
     files = list(files)
     games = load_games(files, cache_dir, use_cache, workers, warn, progress)
     summary = DataSummary(files=files)
-    train, val, weights = [], [], []
+    train, val, weights, train_files = [], [], [], []
     roots = [(os.path.realpath(src), float(w), float(pw)) for src, w, pw in source_weights]
     matched = [0] * len(roots)
     targets = {"azx": 0, "azp": 0, "played": 0, "azk": 0}
@@ -656,6 +716,7 @@ def load_dataset(sources: Sequence[str] | None = None, *, files: Sequence[str] |
             val.append(g)
             continue
         train.append(g)
+        train_files.append(f)
         w = (1.0, 1.0)
         real = os.path.realpath(f)
         for i, (root, sw, pw) in enumerate(roots):
@@ -666,6 +727,13 @@ def load_dataset(sources: Sequence[str] | None = None, *, files: Sequence[str] |
         weights.append(w)
     summary.targets = targets
     summary.weighted = {src: m for (src, _, _), m in zip(source_weights, matched)}
+    if source_shares:
+        share_roots = [os.path.realpath(item[0]) for item in source_shares]
+        owner = [_match_source(f, share_roots) for f in train_files]
+        sample, summary.shares = share_weights(train, owner, [float(item[1]) for item in source_shares],
+                                               [str(item[0]) for item in source_shares],
+                                               [str(item[2]) if len(item) > 2 else "" for item in source_shares])
+        weights = [(sw, w[1]) for sw, w in zip(sample, weights)]
     train_set, val_set = PositionSet(train, weights), PositionSet(val)
     summary.train_games, summary.val_games = train_set.games, val_set.games
     summary.train_positions, summary.val_positions = len(train_set), len(val_set)

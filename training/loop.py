@@ -471,7 +471,14 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
 
 
 @click.command("loop")
-@click.option("--dir", "folder", required=True, type=click.Path(file_okay=False), help="Loop folder (created or resumed).")
+@click.option("--recipe", "recipe_file", type=click.Path(dir_okay=False),
+              help="Run the generations of this recipe (TOML, see recipes/README.md); the other settings below "
+                   "are then the recipe's, except --generations, --device, --workers and --ray.")
+@click.option("--run-dir", type=click.Path(file_okay=False),
+              help="With --recipe: the run folder (created or resumed)  [default: runs/<recipe name>]")
+@click.option("--plan", is_flag=True, help="With --recipe: print what the next generation will do, and from which "
+                                           "state, and stop (nothing is run or written).")
+@click.option("--dir", "folder", type=click.Path(file_okay=False), help="Loop folder (created or resumed); without --recipe.")
 @click.option("--generations", type=click.IntRange(min=1), help="Stop after this many generations.")
 @click.option("--hours", type=click.FloatRange(min=0, min_open=True), help="Stop starting generations after this much loop time.")
 @click.option("--net", default=LoopConfig.net, show_default=True, help="Network size for generation 0.")
@@ -529,13 +536,23 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
                    "local = Ray's default ray.init() (a cluster running here, else a one-machine Ray started now), "
                    "else HOST:6379 or ray://HOST:10001.")
 @click.pass_context
-def loop(ctx, folder, generations, hours, net, size, komi, games_per_generation, workers, full_visits, cheap_visits,
+def loop(ctx, recipe_file, run_dir, plan, folder, generations, hours, net, size, komi, games_per_generation, workers, full_visits, cheap_visits,
          full_prob, train_steps, batch_size, window, lr, surprise_weight, size_mix, max_final_margin, gate_games, gate_visits, gate_threshold, seed,
          init_ckpt, extra_games, device, anchor, anchor_games, anchor_visits, anchor_gate, anchor_margin, precision,
          int8_keep_fp32, ray_address):
-    """Generations of selfplay -> train -> export -> gate, resumable after a kill (same command)."""
+    """Generations of selfplay -> train -> export -> gate, resumable after a kill (same command).
+
+    With --recipe FILE every setting comes from the recipe (azgo.training.recipe) and the run goes on
+    unattended: killed at any moment, the same command resumes it; --plan shows the next generation."""
     from click.core import ParameterSource
     from azgo.nets.evaluator import parse_device
+    if recipe_file:
+        _run_recipe(ctx, recipe_file, run_dir, plan, generations, device, workers, ray_address)
+        return
+    if plan or run_dir:
+        raise click.UsageError("--plan and --run-dir go with --recipe")
+    if not folder:
+        raise click.UsageError("Missing option '--dir' (or give --recipe)")
 
     from .cli import parse_size_mix
     parse_size_mix(size_mix or None)  # a malformed mix fails now, not at the first training
@@ -563,4 +580,34 @@ def loop(ctx, folder, generations, hours, net, size, komi, games_per_generation,
     try:
         Loop(folder, cfg).run(generations=generations, hours=hours)
     except NetError as e:  # e.g. an --int8-keep-fp32 node the network lacks: said plainly, the folder resumable
+        raise click.ClickException(str(e)) from None
+
+
+def _run_recipe(ctx, recipe_file, run_dir, plan, generations, device, workers, ray_address) -> None:
+    """``azgo loop --recipe``: check the recipe whole before any work, then plan or run it."""
+    from click.core import ParameterSource
+
+    from azgo.nets.evaluator import parse_device
+
+    from .recipe import RecipeError, load_recipe
+    from .recipe_run import RecipeRun
+    given = [p for p in ctx.command.params
+             if p.name not in ("recipe_file", "run_dir", "plan", "generations", "device", "workers", "ray_address")
+             and ctx.get_parameter_source(p.name) == ParameterSource.COMMANDLINE]
+    if given:
+        raise click.UsageError(f"{given[0].opts[0]} is the recipe's to set, not the command line's (with --recipe)")
+    try:
+        parse_device(device)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--device") from None
+    try:
+        recipe = load_recipe(recipe_file)
+        explicit = ctx.get_parameter_source("workers") == ParameterSource.COMMANDLINE
+        runner = RecipeRun(recipe, run_dir or os.path.join("runs", recipe.name), device=device, ray=ray_address,
+                           workers=workers if explicit else None)
+        if plan:
+            click.echo(runner.plan())
+            return
+        runner.run(generations=generations)
+    except RecipeError as e:
         raise click.ClickException(str(e)) from None

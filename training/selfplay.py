@@ -20,7 +20,12 @@ Per move (KataGo's efficiency tricks, shared/research/engines.md R5):
   random one of ``openings`` (e.g. the openings of real games against an opponent, ``load_openings``),
   played without search and recorded with ``AZT[0]`` (never trained on as policy targets) and the
   number of such moves in the root's ``AZO``, so that self-play also visits the positions those
-  openings lead to.
+  openings lead to;
+* komi and handicap (optional, KataGo's way of teaching a network every komi): each game's komi is
+  drawn around ``komi`` (the fair komi of the board: a normal spread of ``komi_stdev`` points, or in
+  ``komi_wide_fraction`` of the games uniformly over ``komi_range``), rounded to a multiple of 0.5;
+  ``handicap_fraction`` of the games start instead from 2..9 fixed handicap stones (as many as the
+  board takes) with ``handicap_komi`` and White to move. Forked starts apply to even games only.
 
 Each finished game is written as one SGF file into the archive folder, atomically (a temporary
 file, then a rename), with azgo's private properties (see ``azgo.engine.sgf``). Imports no torch.
@@ -29,6 +34,7 @@ file, then a rename), with azgo's private properties (see ``azgo.engine.sgf``). 
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import random
 import time
@@ -39,6 +45,7 @@ import numpy as np
 from azgo.engine import planes as P
 from azgo.engine.board import BLACK, WHITE
 from azgo.engine.game import Game
+from azgo.engine.handicap import max_fixed_handicap
 from azgo.engine.mcts import SearchConfig
 from azgo.engine.scoring import area_score, result_string
 from azgo.engine.player import Player, PlayerConfig
@@ -72,6 +79,12 @@ class SelfPlayConfig:
     precision: str = "fp32"  # the network file: fp32 | int8 (its .int8.onnx sibling) | auto (int8 where beside)
     openings: tuple[tuple[int, ...], ...] = ()  # move sequences from the empty board, Black first (move indices)
     opening_fraction: float = 0.0  # share of the games that start from a random prefix of one of ``openings``
+    komi_stdev: float = 0.0  # a game's komi ~ N(komi, komi_stdev), rounded to 0.5 and clipped to komi_range
+    komi_wide_fraction: float = 0.0  # share of the games with a komi uniform over komi_range instead
+    komi_range: tuple[float, float] = (-10.0, 20.0)
+    handicap_fraction: float = 0.0  # share of the games started from fixed handicap stones
+    handicap_stones: tuple[int, int] = (2, 9)  # fewest and most stones (capped by what the board takes)
+    handicap_komi: float = 0.5
 
     def __post_init__(self) -> None:
         if not 0 <= self.opening_fraction <= 1:
@@ -88,6 +101,33 @@ class SelfPlayConfig:
             raise ValueError("visits must be >= 1")
         if self.concurrent_games < 1 or self.leaves_per_game < 1:
             raise ValueError("concurrent_games and leaves_per_game must be >= 1")
+        lo, hi = self.komi_range
+        if not (self.komi_stdev >= 0 and lo <= hi and 0 <= self.komi_wide_fraction <= 1):
+            raise ValueError("komi_stdev must be >= 0, komi_range (low, high) with low <= high, "
+                             "komi_wide_fraction in [0, 1]")
+        if (self.komi_stdev > 0 or self.komi_wide_fraction > 0) and not lo <= self.komi <= hi:
+            raise ValueError(f"komi {self.komi} lies outside komi_range {self.komi_range}")
+        a, b = self.handicap_stones
+        if not (0 <= self.handicap_fraction <= 1 and 2 <= a <= b <= 9):
+            raise ValueError("handicap_fraction must be in [0, 1] and handicap_stones (fewest, most) within 2..9")
+
+    def draw_komi(self, rng: random.Random) -> float:
+        """One game's komi (see the module docstring); ``komi`` itself when no spread is set."""
+        lo, hi = self.komi_range
+        if self.komi_wide_fraction > 0 and rng.random() < self.komi_wide_fraction:
+            k = rng.uniform(lo, hi)
+        elif self.komi_stdev > 0:
+            k = rng.gauss(self.komi, self.komi_stdev)
+        else:
+            return self.komi
+        return min(max(round(k * 2) / 2, math.ceil(lo * 2) / 2), math.floor(hi * 2) / 2)
+
+    def draw_handicap(self, rng: random.Random) -> int:
+        """Handicap stones for one game (0: an even game)."""
+        top = min(self.handicap_stones[1], max_fixed_handicap(self.size))
+        if self.handicap_fraction <= 0 or top < 2 or rng.random() >= self.handicap_fraction:
+            return 0
+        return rng.randint(min(self.handicap_stones[0], top), top)
 
     @property
     def move_cap(self) -> int:
@@ -226,9 +266,14 @@ class SelfPlayRunner:
         self._next_game += 1
         rng = random.Random(gseed)
         searcher = Searcher(self.evaluator, self.scfg, seed=gseed)
-        slot = _Slot(Game(self.cfg.size, self.cfg.komi), searcher, Player(searcher, self.pcfg), gseed,
-                     resign_on=rng.random() >= self.cfg.no_resign_fraction, rng=rng)
-        if self.cfg.openings and rng.random() < self.cfg.opening_fraction:
+        cfg = self.cfg
+        resign_on = rng.random() >= cfg.no_resign_fraction
+        stones = cfg.draw_handicap(rng)
+        game = Game(cfg.size, cfg.handicap_komi if stones else cfg.draw_komi(rng))
+        if stones:
+            game.place_fixed_handicap(stones)
+        slot = _Slot(game, searcher, Player(searcher, self.pcfg), gseed, resign_on=resign_on, rng=rng)
+        if not stones and cfg.openings and rng.random() < cfg.opening_fraction:
             seq = self.cfg.openings[rng.randrange(len(self.cfg.openings))]
             for move in seq[:rng.randint(1, len(seq))]:
                 if not slot.game.board.is_legal(move):

@@ -61,6 +61,9 @@ Source weights (``source_weights``, ``[[source, sample, policy], ...]``): the tr
 are drawn ``sample`` times as often as others (position for position) and their policy loss is scaled by
 ``policy`` (e.g. games against GNU Go, wanted for the value of the positions its play leads into, not
 for its moves); the policy loss is ``sum(policy_w * ce) / batch``, its logged mean is over ``policy_w``.
+Source shares (``source_shares``, ``[[source, share], ...]``) state the same as shares instead: the
+positions under a source make ``share`` of the draws of each board size's batches, whatever their count
+(``azgo.training.dataset.share_weights``); they replace the sample weights, not the policy weights.
 
 Logs: ``<out>/train_log.csv`` (one row per ``log_every`` steps, ``kind=train``, and one per validation,
 ``kind=val``; on resume the rows after the checkpoint's step are dropped so the file stays
@@ -143,6 +146,7 @@ class TrainConfig:
     size_mix: dict[int, float] = field(default_factory=dict)  # batch board-size weights ({}: by positions)
     max_final_margin: float = 0.0  # drop ownership/score targets of games won by > this share of the board
     source_weights: list = field(default_factory=list)  # [source, sample weight, policy weight] per source
+    source_shares: list = field(default_factory=list)  # [source, share of its size's draws(, group)] per source
 
     def check(self) -> None:
         parse_device(self.device)
@@ -165,6 +169,9 @@ class TrainConfig:
         for item in self.source_weights:
             if len(item) != 3 or float(item[1]) < 0 or not 0 <= float(item[2]) <= 1:
                 raise TrainError(f"source_weights needs [source, sample >= 0, policy in 0..1] items, got {item!r}")
+        for item in self.source_shares:
+            if len(item) not in (2, 3) or not 0 <= float(item[1]) <= 1:
+                raise TrainError(f"source_shares needs [source, share in 0..1(, group)] items, got {item!r}")
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -525,7 +532,7 @@ def _load_data(start: _Start, explicit: set[str] | None, log: Callable[[str], No
             files=files, val_fraction=config.val_fraction, cache_dir=config.cache_dir,
             use_cache=config.cache, workers=config.workers, warn=lambda m: log(f"warning: {m}"),
             progress=bar.update,
-            source_weights=config.source_weights)
+            source_weights=config.source_weights, source_shares=config.source_shares)
     except D.DatasetError as e:
         raise TrainError(str(e)) from None
     finally:
@@ -541,6 +548,8 @@ def _load_data(start: _Start, explicit: set[str] | None, log: Callable[[str], No
     for src, w, pw in config.source_weights:
         log(f"source weight {src}: sample x{float(w):g}, policy x{float(pw):g} "
             f"({summary.weighted.get(str(src), 0)} training games)")
+    for n, shares in summary.shares.items():
+        log(f"source shares of the {n}x{n} draws: " + ", ".join(f"{k} {v:.3f}" for k, v in shares.items()))
     dropped = train_set.drop_final_targets(config.max_final_margin)
     val_set.drop_final_targets(config.max_final_margin)
     if config.max_final_margin > 0:

@@ -230,6 +230,17 @@ def run_selfplay(out_dir: str, games: int, workers: int, cfg: SelfPlayConfig, ne
               help="The longest opening taken from an --openings game.")
 @click.option("--opening-fraction", default=0.5, show_default=True, type=click.FloatRange(0, 1),
               help="Share of the games that start from an --openings opening (with --openings).")
+@click.option("--komi-stdev", default=0.0, show_default=True, type=click.FloatRange(min=0),
+              help="Each game's komi drawn from a normal spread of this many points around --komi (rounded to 0.5).")
+@click.option("--komi-wide-fraction", default=0.0, show_default=True, type=click.FloatRange(0, 1),
+              help="Share of the games whose komi is drawn uniformly over --komi-range instead.")
+@click.option("--komi-range", nargs=2, type=float, default=SelfPlayConfig.komi_range, show_default=True,
+              metavar="LOW HIGH", help="The komi drawn stays within this range.")
+@click.option("--handicap-fraction", default=0.0, show_default=True, type=click.FloatRange(0, 1),
+              help="Share of the games started from fixed handicap stones (komi --handicap-komi, White first).")
+@click.option("--handicap-stones", nargs=2, type=click.IntRange(2, 9), default=SelfPlayConfig.handicap_stones,
+              show_default=True, metavar="FEWEST MOST", help="Handicap stones of such a game (capped by the board).")
+@click.option("--handicap-komi", default=SelfPlayConfig.handicap_komi, show_default=True, type=float)
 @click.option("--seed", type=int, help="Random seed (default: fresh).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--device", default="auto", show_default=True,
@@ -243,7 +254,8 @@ def run_selfplay(out_dir: str, games: int, workers: int, cfg: SelfPlayConfig, ne
 @click.pass_context
 def selfplay(ctx, out_dir, net, archive, games, workers, threads, size, komi, full_visits, cheap_visits, full_prob,
              resign_threshold, no_resign_fraction, concurrent_games, max_moves, precision, openings, opening_moves,
-             opening_fraction, seed, no_progress, device, ray_address):
+             opening_fraction, komi_stdev, komi_wide_fraction, komi_range, handicap_fraction, handicap_stones,
+             handicap_komi, seed, no_progress, device, ray_address):
     """Play self-play games into an SGF archive folder (resumable; several workers or machines)."""
     from click.core import ParameterSource
     from azgo.nets.evaluator import parse_device
@@ -260,11 +272,17 @@ def selfplay(ctx, out_dir, net, archive, games, workers, threads, size, komi, fu
         except ValueError as e:
             raise click.BadParameter(str(e), param_hint="--openings") from None
         click.echo(f"{len(forks)} openings; {opening_fraction:g} of the games start from one", err=True)
-    cfg = SelfPlayConfig(size=size, komi=komi, full_visits=full_visits, cheap_visits=cheap_visits,
-                         full_prob=full_prob, resign_threshold=resign_threshold,
-                         no_resign_fraction=no_resign_fraction, concurrent_games=concurrent_games,
-                         max_moves=max_moves, precision=precision, openings=forks,
-                         opening_fraction=opening_fraction if forks else 0.0)
+    try:
+        cfg = SelfPlayConfig(size=size, komi=komi, full_visits=full_visits, cheap_visits=cheap_visits,
+                             full_prob=full_prob, resign_threshold=resign_threshold,
+                             no_resign_fraction=no_resign_fraction, concurrent_games=concurrent_games,
+                             max_moves=max_moves, precision=precision, openings=forks,
+                             opening_fraction=opening_fraction if forks else 0.0, komi_stdev=komi_stdev,
+                             komi_wide_fraction=komi_wide_fraction, komi_range=tuple(komi_range),
+                             handicap_fraction=handicap_fraction, handicap_stones=tuple(handicap_stones),
+                             handicap_komi=handicap_komi)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
     if net is None:
         best = os.path.join(archive or out_dir, BEST_NET)
         if not os.path.isfile(best):

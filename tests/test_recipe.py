@@ -1,0 +1,159 @@
+"""Training recipes and ``azgo loop --recipe``: checked before any work, run end to end, killed and resumed,
+continued from a published lineage."""
+
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from azgo.training.recipe import RecipeError, load_recipe, parse_recipe
+from azgo.training.recipe_run import relative_paths, sprt_bounds, sprt_llr
+
+ROOT = Path(__file__).resolve().parent.parent
+SMOKE = ROOT / "recipes" / "smoke.toml"
+AZGO = [sys.executable, "-m", "azgo.gtp.cli"]
+
+
+def _variant(tmp_path, old: str, new: str, name="bad.toml") -> Path:
+    """The smoke recipe with one text replaced, written beside the real recipes (same root)."""
+    text = SMOKE.read_text()
+    assert old in text, old
+    path = tmp_path / name
+    path.write_text(text.replace(old, new).replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
+    return path
+
+
+@pytest.mark.parametrize("old,new,field", [
+    ("full_visits = 8", "full_visit = 8", "selfplay.full_visit: unknown field"),
+    ("stdev = 3.0", "stdev = -1.0", "selfplay.komi.stdev: must be >= 0"),
+    ('rule = "threshold"', 'rule = "coin"', "gate.rule: threshold or sprt"),
+    ("recency = 0.5", "recency = 0.5\n[[window.sources]]\npath = \"data/sp19y\"\nshare = 0.5",
+     "window: the shares of the 7x7 draws sum to 1.5"),
+    ("version = 1", "version = 2", "version: this azgo reads recipe version 1"),
+    ("games = 6", 'games = "six"', "selfplay.games: expected an integer"),
+    ("stones = [2, 4]", "stones = [1, 4]", "selfplay.handicap.stones"),
+    ("bn_sizes = [7]", "bn_sizes = [9]", "gate.size: no network is exported for 7x7"),
+    ("fair = { 7 = 9.0 }", "fair = { 9 = 7.0 }", "selfplay.komi.fair: no fair komi for board size 7"),
+])
+def test_a_bad_field_fails_before_any_work_naming_the_field(tmp_path, old, new, field):
+    bad = _variant(tmp_path, old, new)
+    with pytest.raises(RecipeError, match=field.replace("[", r"\[").replace("(", r"\(")):
+        load_recipe(bad)
+    run = tmp_path / "run"
+    out = subprocess.run(AZGO + ["loop", "--recipe", str(bad), "--run-dir", str(run), "--generations", "1"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1 and field.split(":")[0] in out.stderr, out.stderr
+    assert not run.exists()  # nothing was started
+
+
+def test_loop_options_are_the_recipes_and_plan_says_where_it_starts(tmp_path):
+    out = subprocess.run(AZGO + ["loop", "--recipe", str(SMOKE), "--run-dir", str(tmp_path / "r"), "--size", "9"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "--size is the recipe's" in out.stderr
+    plan = subprocess.run(AZGO + ["loop", "--recipe", str(SMOKE), "--run-dir", str(tmp_path / "r"), "--plan"],
+                          capture_output=True, text=True, timeout=120)
+    assert plan.returncode == 0, plan.stderr
+    assert "generation 0 is a random b2c16 network" in plan.stdout
+    assert "next: generation 1, from stage selfplay" in plan.stdout
+    assert "0.34 handicap games of 2-4 stones at komi 0.5" in plan.stdout
+    assert not (tmp_path / "r").exists()
+
+
+def test_recipe_helpers():
+    assert sprt_llr([], 0, 35) == 0
+    lo, hi = sprt_bounds(0.05, 0.05)
+    assert lo < 0 < hi and sprt_llr([1.0] * 3, 0, 35) < hi  # three wins decide nothing
+    assert sprt_llr([1.0] * 60, 0, 35) > hi and sprt_llr([0.0] * 60, 0, 35) < lo
+    assert relative_paths({"/r/x/a": ["/r/x/b", "/run/q/c", 3]}, "/r/x", "/run/q") == {"a": ["b", "<run>/c", 3]}
+    r = load_recipe(SMOKE)
+    assert r.games_per_size() == {7: 6} and r.main_size == 7
+    with pytest.raises(RecipeError, match="name: required"):
+        parse_recipe({"version": 1}, str(SMOKE))
+
+
+def _wait(pred, proc, timeout):
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        if pred():
+            return True
+        if proc.poll() is not None:
+            return False
+        time.sleep(0.2)
+    return False
+
+
+@pytest.mark.slow
+def test_smoke_recipe_two_generations_killed_twice_and_resumed(tmp_path):
+    """recipes/smoke.toml: 2 generations end to end (self-play with komi and handicap, train, export, int8,
+    gate, promotion into the run's registry, publication), killed with SIGKILL in generation 1's training and in
+    generation 2's self-play, then finished by the same command; nothing half-written is left."""
+    run = tmp_path / "run"
+    cmd = AZGO + ["loop", "--recipe", str(SMOKE), "--run-dir", str(run), "--generations", "2"]
+    t0 = time.time()
+    for ready in (lambda: (run / "gen0001" / "train").exists(),
+                  lambda: len(glob.glob(str(run / "gen0002" / "selfplay" / "7" / "*.sgf"))) >= 1):
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        reached = _wait(ready, proc, 120)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        assert reached
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert time.time() - t0 < 180
+    state = json.loads((run / "state.json").read_text())
+    assert state["generation"] == 3 and state["stage"] == "selfplay"
+    for g in (1, 2):
+        games = glob.glob(str(run / f"gen000{g}" / "selfplay" / "7" / "*.sgf"))
+        assert len(games) >= 6
+        info = state["generations"][str(g)]
+        assert info["gate"]["games"] == 2 and info["promoted"] is True
+        assert set(info["seconds"]) >= {"selfplay", "train", "export", "quantize", "gate", "promote", "publish"}
+    assert not glob.glob(str(run / "**" / ".*.tmp"), recursive=True)
+    lineage = json.loads((run / "lineage" / "lineage.json").read_text())
+    assert lineage["generation"] == 2 and lineage["best"]["generation"] == 2
+    assert [s["data"] for s in lineage["selfplay"]] == ["<run>/data/smoke-g0001-7", "<run>/data/smoke-g0002-7"]
+    ladder = (run / "lineage" / "ladder.csv").read_text().splitlines()
+    assert ladder[0].startswith("generation,line") and [r.split(",")[0] for r in ladder[1:]] == ["0", "1", "2"]
+    assert (run / "lineage" / "ladder.png").exists()
+    card = json.loads((run / "registry" / "smoke7.json").read_text())
+    assert card["recipe"]["generation"] == 2 and card["strength"][0]["line"] == "gate"
+    assert card["int8"]["value_mae"] <= 0.5
+    text = json.dumps(card)
+    assert str(tmp_path) not in text and "/root/" not in text  # no path of this machine
+    registry = json.loads((run / "registry" / "registry.json").read_text())
+    assert registry["networks"] == [{"file": "smoke7.onnx", "sizes": [7, 7], "card": "smoke7.json"}]
+    # komi and handicap reached the self-play archive
+    from azgo.engine.sgf import load_sgf
+    recs = [load_sgf(f) for f in glob.glob(str(run / "gen000*" / "selfplay" / "7" / "*.sgf"))]
+    assert any(r.handicap for r in recs) and len({r.komi for r in recs if not r.handicap}) > 1
+
+
+@pytest.mark.slow
+def test_a_new_run_folder_continues_the_published_lineage(tmp_path):
+    """What a fresh clone does: the published lineage (best checkpoint, shards, ladder) is the state a new run
+    folder starts from; --plan says so; the window reads the earlier generation from its shards."""
+    lin = tmp_path / "lineage"
+    recipe = _variant(tmp_path, 'dir = "<run>/lineage"\ndata = "<run>/data"',
+                      f'dir = "{lin}"\ndata = "{tmp_path / "data"}"', name="pub.toml")
+    first = subprocess.run(AZGO + ["loop", "--recipe", str(recipe), "--run-dir", str(tmp_path / "a"),
+                                   "--generations", "1"], capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr[-3000:]
+    plan = subprocess.run(AZGO + ["loop", "--recipe", str(recipe), "--run-dir", str(tmp_path / "b"), "--plan"],
+                          capture_output=True, text=True, timeout=120)
+    assert "the published lineage" in plan.stdout and "generation 1 done" in plan.stdout
+    assert "next: generation 2" in plan.stdout
+    second = subprocess.run(AZGO + ["loop", "--recipe", str(recipe), "--run-dir", str(tmp_path / "b"),
+                                    "--generations", "1"], capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "from the published lineage" in second.stderr
+    state = json.loads((tmp_path / "b" / "state.json").read_text())
+    assert state["generation"] == 3
+    cmd = state["generations"]["2"]["train"]["command"]
+    assert "smoke-g0001-7" in cmd and "gen0002/selfplay/7" in cmd  # generation 1's games, from their shards
+    assert json.loads((lin / "lineage.json").read_text())["generation"] == 2

@@ -1,0 +1,580 @@
+"""Training recipes: one TOML file that says everything a generation of ``azgo loop --recipe`` does.
+
+A recipe is versioned (``version = 1``) and read whole before any work: every field is checked here,
+and a bad one fails with a ``RecipeError`` that names it (``selfplay.komi.stdev: must be >= 0, got -1``),
+so a typo never costs an hour of self-play. The sections, each documented field by field in
+``recipes/README.md`` and in the dataclasses below:
+
+* ``[start]`` where the lineage begins when nothing was published yet: a training checkpoint (or a
+  random network of ``net`` size) and, optionally, the exported networks of that checkpoint by board size
+  (the first gate's opponent);
+* ``[lineage]`` where each generation's resume state is published inside the repository: the best
+  checkpoint, ``lineage.json`` and the ladder in ``dir``, the self-play games as compressed shards in
+  ``data``; a fresh clone and the same command continue from there;
+* ``[sizes]`` the share of each board size in the self-play games;
+* ``[selfplay]`` visits and playout-cap randomisation, workers, resignation; ``[selfplay.openings]``
+  forked starts; ``[selfplay.komi]`` the komi distribution around each size's fair komi;
+  ``[selfplay.handicap]`` the share of handicap games;
+* ``[window]`` what training reads: the lineage's own last ``generations`` (their share of the draws and
+  a recency factor) and ``[[window.sources]]`` other game folders or shard folders with shares;
+* ``[training]`` steps, batch, learning-rate schedule, loss weights, sampling;
+* ``[export]`` the board sizes whose batch-norm statistics each exported network is recalibrated on;
+* ``[quantize]`` int8 copies: calibration positions and the accuracy bar that decides which layers
+  stay fp32;
+* ``[gate]`` the candidate's match before promotion: opponent, games, time per move, decision rule
+  (a fixed threshold or an SPRT), fixed here before any game;
+* ``[[anchors]]`` lines against outside engines (GNU Go, Pachi) under one clock for both engines;
+* ``[promotion]`` which registry entries a promoted network replaces (and where the registry is).
+
+Paths in a recipe are relative to its ``root`` (default: the folder above the recipe file, the
+repository root for ``recipes/*.toml``). Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import sys
+from dataclasses import MISSING as _MISSING
+from dataclasses import dataclass, field, fields, is_dataclass
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+RECIPE_VERSION = 1
+ENGINES = ("best", "gnugo", "pachi")  # opponents known by name; anything else is a GTP command line
+
+
+class RecipeError(ValueError):
+    """A recipe that cannot run; the message starts with the file and the field."""
+
+
+# ------------------------------------------------------------------------------------------ schema
+
+@dataclass(frozen=True)
+class Start:
+    """Generation 0 of a lineage that has published nothing yet.
+
+    checkpoint: a training checkpoint (``.pt``) to start from; none: a random network of size ``net``.
+    nets: that checkpoint's networks by board size (``{19 = "nets/large19.onnx"}``), the first gate's
+        opponent; sizes left out are exported from the checkpoint at the start.
+    """
+
+    checkpoint: str = ""
+    net: str = "b6c64"
+    nets: dict = field(default_factory=dict)
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """The published resume state. dir: best checkpoint + ``lineage.json`` + ladder (relative to root;
+    empty: publish nothing, the run folder alone resumes). data: the folder whose ``<name>-gNNNN``
+    subfolders receive each generation's self-play as compressed shards (empty: not published)."""
+
+    dir: str = ""
+    data: str = ""
+
+
+@dataclass(frozen=True)
+class Openings:
+    """Forked starts: ``fraction`` of the even games begin with the first 1..``max_moves`` moves of a
+    random game of ``sources`` (folders of SGF or of shards), played without search, not trained on."""
+
+    sources: tuple = ()
+    fraction: float = 0.0
+    max_moves: int = 8
+
+
+@dataclass(frozen=True)
+class Komi:
+    """Each game's komi: ``fair[size]`` plus a normal spread of ``stdev`` points, or in ``wide_fraction`` of
+    the games uniform over ``range``; rounded to 0.5 and kept inside ``range``."""
+
+    fair: dict = field(default_factory=lambda: {7: 9.0, 9: 7.0, 13: 7.5, 19: 7.5})
+    stdev: float = 0.0
+    wide_fraction: float = 0.0
+    range: tuple = (-10.0, 20.0)
+
+
+@dataclass(frozen=True)
+class Handicap:
+    """``fraction`` of the games start from ``stones`` (fewest, most) fixed handicap stones, komi ``komi``."""
+
+    fraction: float = 0.0
+    stones: tuple = (2, 9)
+    komi: float = 0.5
+
+
+@dataclass(frozen=True)
+class SelfPlay:
+    """games: per generation, split over ``[sizes]``; the rest as ``azgo selfplay`` takes them
+    (``workers``: processes, 0 = one per core)."""
+
+    games: int = 200
+    full_visits: int = 160
+    cheap_visits: int = 32
+    full_prob: float = 0.25
+    precision: str = "int8"
+    workers: int = 0
+    concurrent_games: int = 16
+    resign_threshold: float = 0.05
+    no_resign_fraction: float = 0.1
+    max_moves: int = 0
+    openings: Openings = field(default_factory=Openings)
+    komi: Komi = field(default_factory=Komi)
+    handicap: Handicap = field(default_factory=Handicap)
+
+
+@dataclass(frozen=True)
+class Source:
+    """A game folder (SGF, or ``data/`` shards) trained on with ``share`` of the draws of its board size
+    (``size``: the one size it holds, so the shares of a size can be checked before any work)."""
+
+    path: str = ""
+    share: float = 0.0
+    size: int = 0
+    policy_weight: float = 1.0
+
+
+@dataclass(frozen=True)
+class Window:
+    """generations: the lineage's newest generations trained on; selfplay_share: their share of the draws
+    of each self-play size; recency: each generation's share relative to the next newer one (1: by
+    positions); sources: other games."""
+
+    generations: int = 4
+    selfplay_share: float = 1.0
+    recency: float = 1.0
+    sources: tuple = ()
+
+
+@dataclass(frozen=True)
+class Training:
+    """As ``azgo train`` takes them; every generation starts from the best network's checkpoint."""
+
+    steps: int = 1000
+    batch_size: int = 256
+    lr: float = 0.02
+    lr_steps: tuple = ()
+    lr_decay: float = 0.1
+    momentum: float = 0.9
+    weight_decay: float = 1e-4
+    loss_weights: dict = field(default_factory=lambda: {"policy": 1.0, "value": 1.0, "ownership": 0.5,
+                                                        "score": 0.2})
+    surprise_weight: float = 0.0
+    max_final_margin: float = 0.0
+    size_mix: dict = field(default_factory=dict)
+    val_fraction: float = 0.05
+    threads: int = 0
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Export:
+    """One network per size of ``bn_sizes``, its batch-norm statistics recalibrated on that size's
+    positions of the generation's self-play (or of the window)."""
+
+    bn_sizes: tuple = ()
+    bn_batches: int = 64
+
+
+@dataclass(frozen=True)
+class Quantize:
+    """int8 copies (``enabled``): calibrated on ``calibration_positions`` positions of the generation's
+    games; while the value MAE against fp32 exceeds ``max_value_mae``, the next node of ``keep_fp32``
+    is left in fp32 as well (in order); the copy that first meets the bar is kept, and recorded."""
+
+    enabled: bool = True
+    calibration_positions: int = 400
+    max_value_mae: float = 0.05
+    keep_fp32: tuple = ()
+
+
+@dataclass(frozen=True)
+class Match:
+    """A line of games: ``opponent`` (best | gnugo | pachi | a GTP command line), ``games``, ``size``,
+    ``komi``, the candidate's ``seconds`` a move (or ``visits``: 0 = by time), ``threads`` for azgo,
+    ``handicap`` stones (azgo White), ``level`` for GNU Go. Under ``same_clock`` both engines receive
+    the time setting (byo-yomi of ``seconds`` a move): the opponent spends it too."""
+
+    name: str = "gate"
+    opponent: str = "best"
+    games: int = 12
+    size: int = 19
+    komi: float = 7.5
+    seconds: float = 1.0
+    visits: int = 0
+    threads: int = 1
+    handicap: int = 0
+    level: int = 10
+    same_clock: bool = True
+
+
+@dataclass(frozen=True)
+class Gate(Match):
+    """The promotion match; ``rule``: "threshold" (the candidate's score >= ``threshold`` after all games)
+    or "sprt" (Wald's test of ``elo0`` against ``elo1`` at ``alpha``/``beta``, stopped when decided;
+    undecided after ``games``: rejected)."""
+
+    rule: str = "threshold"
+    threshold: float = 0.55
+    elo0: float = 0.0
+    elo1: float = 35.0
+    alpha: float = 0.05
+    beta: float = 0.05
+
+
+@dataclass(frozen=True)
+class Promotion:
+    """entries: registry file per board size (``{19 = "large19.onnx"}``) a promoted network replaces, with
+    its card; registry: the folder of ``registry.json`` (relative to root; default the package's nets/)."""
+
+    entries: dict = field(default_factory=dict)
+    registry: str = "nets"
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A whole recipe (see the module docstring); ``path`` and ``root`` are absolute."""
+
+    version: int
+    name: str
+    path: str
+    root: str
+    description: str = ""
+    start: Start = field(default_factory=Start)
+    lineage: Lineage = field(default_factory=Lineage)
+    sizes: dict = field(default_factory=lambda: {9: 1.0})
+    selfplay: SelfPlay = field(default_factory=SelfPlay)
+    window: Window = field(default_factory=Window)
+    training: Training = field(default_factory=Training)
+    export: Export = field(default_factory=Export)
+    quantize: Quantize = field(default_factory=Quantize)
+    gate: Gate = field(default_factory=Gate)
+    anchors: tuple = ()
+    promotion: Promotion = field(default_factory=Promotion)
+    sha256: str = ""
+
+    def resolve(self, rel: str) -> str:
+        """An absolute path for a recipe path (relative to ``root``)."""
+        return rel if os.path.isabs(rel) else os.path.normpath(os.path.join(self.root, rel))
+
+    def games_per_size(self) -> dict[int, int]:
+        """Self-play games of each size per generation (largest remainders; every listed size >= 1 game)."""
+        total = sum(self.sizes.values())
+        raw = {n: self.selfplay.games * w / total for n, w in self.sizes.items()}
+        out = {n: max(1, math.floor(v)) for n, v in raw.items()}
+        left = self.selfplay.games - sum(out.values())
+        for n in sorted(raw, key=lambda n: raw[n] - math.floor(raw[n]), reverse=True):
+            if left <= 0:
+                break
+            out[n] += 1
+            left -= 1
+        return out
+
+    @property
+    def main_size(self) -> int:
+        """The size the gate plays (and the first of ``export.bn_sizes``)."""
+        return self.gate.size
+
+
+# ------------------------------------------------------------------------------------------ loading
+
+def load_recipe(path: str | os.PathLike) -> Recipe:
+    """Read and check a recipe file; ``RecipeError`` names the first bad field."""
+    path = os.path.abspath(str(path))
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as e:
+        raise RecipeError(f"{path}: cannot read the recipe: {e.strerror}") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise RecipeError(f"{path}: not a TOML file: {e}") from None
+    return parse_recipe(data, path, hashlib.sha256(raw).hexdigest())
+
+
+def parse_recipe(data: dict, path: str, sha256: str = "") -> Recipe:
+    """A `Recipe` from parsed TOML ``data`` (see `load_recipe`)."""
+    where = os.path.basename(path)
+    p = _Parser(where)
+    version = data.get("version")
+    if version != RECIPE_VERSION:
+        raise RecipeError(f"{where}: version: this azgo reads recipe version {RECIPE_VERSION}, got {version!r}")
+    top = dict(data)
+    top.pop("version")
+    name = p.string(top, "name", "", required=True)
+    if not name.replace("-", "").replace("_", "").isalnum():
+        raise RecipeError(f"{where}: name: letters, digits, - and _ only, got {name!r}")
+    description = p.string(top, "description", "")
+    root = p.string(top, "root", "..")
+    root = os.path.normpath(os.path.join(os.path.dirname(path), root))
+    sizes = p.size_map(top.pop("sizes", {9: 1.0}), "sizes", positive=True)
+    if not sizes:
+        raise RecipeError(f"{where}: sizes: at least one board size")
+    start = p.section(top, "start", Start)
+    lineage = p.section(top, "lineage", Lineage)
+    selfplay = p.section(top, "selfplay", SelfPlay)
+    window = p.section(top, "window", Window)
+    training = p.section(top, "training", Training)
+    export = p.section(top, "export", Export)
+    quantize = p.section(top, "quantize", Quantize)
+    gate = p.section(top, "gate", Gate)
+    anchors = tuple(p.section({"a": a}, "a", Match, label=f"anchors[{i}]")
+                    for i, a in enumerate(p.table_list(top.pop("anchors", []), "anchors")))
+    promotion = p.section(top, "promotion", Promotion)
+    if top:
+        raise RecipeError(f"{where}: {sorted(top)[0]}: unknown field (see recipes/README.md)")
+    recipe = Recipe(version=RECIPE_VERSION, name=name, path=path, root=root, description=description,
+                    start=start, lineage=lineage, sizes=sizes, selfplay=selfplay, window=window,
+                    training=training, export=export, quantize=quantize, gate=gate, anchors=anchors,
+                    promotion=promotion, sha256=sha256)
+    _check(recipe, where)
+    return recipe
+
+
+class _Parser:
+    """Turns TOML tables into the dataclasses above, naming the field of every problem."""
+
+    def __init__(self, where: str):
+        self.where = where
+
+    def fail(self, name: str, msg: str):
+        raise RecipeError(f"{self.where}: {name}: {msg}")
+
+    def string(self, table: dict, key: str, default: str, required: bool = False) -> str:
+        if key not in table:
+            if required:
+                self.fail(key, "required")
+            return default
+        v = table.pop(key)
+        if not isinstance(v, str):
+            self.fail(key, f"expected a string, got {v!r}")
+        return v
+
+    def table_list(self, v, name: str) -> list:
+        if not isinstance(v, list) or any(not isinstance(x, dict) for x in v):
+            self.fail(name, "expected an array of tables ([[...]])")
+        return v
+
+    def size_map(self, v, name: str, positive: bool = False, number=float) -> dict:
+        if not isinstance(v, dict):
+            self.fail(name, f"expected a table of board size = value, got {v!r}")
+        out = {}
+        for k, x in v.items():
+            try:
+                n = int(k)
+            except ValueError:
+                self.fail(f"{name}.{k}", "keys are board sizes 7-19")
+            if not 7 <= n <= 19:
+                self.fail(f"{name}.{k}", "keys are board sizes 7-19")
+            if isinstance(x, bool) or not isinstance(x, (int, float, str)):
+                self.fail(f"{name}.{k}", f"expected a {'number' if number is float else 'string'}, got {x!r}")
+            if number is float:
+                if isinstance(x, str):
+                    self.fail(f"{name}.{k}", f"expected a number, got {x!r}")
+                x = float(x)
+                if positive and not x > 0:
+                    self.fail(f"{name}.{k}", f"must be > 0, got {x:g}")
+            elif not isinstance(x, str):
+                self.fail(f"{name}.{k}", f"expected a string, got {x!r}")
+            out[n] = x
+        return out
+
+    def section(self, top: dict, key: str, cls, label: str | None = None):
+        label = label or key
+        table = top.pop(key, {})
+        if not isinstance(table, dict):
+            self.fail(label, f"expected a table, got {table!r}")
+        table = dict(table)
+        kw = {}
+        for f in fields(cls):
+            name = f"{label}.{f.name}"
+            if f.name not in table:
+                if f.default is _MISSING and f.default_factory is _MISSING:  # type: ignore[misc]
+                    self.fail(name, "required")
+                continue
+            v = table.pop(f.name)
+            default = f.default if f.default is not _MISSING else f.default_factory()  # type: ignore[misc]
+            kw[f.name] = self.value(v, default, name, f.name, cls)
+        if table:
+            self.fail(f"{label}.{sorted(table)[0]}", "unknown field (see recipes/README.md)")
+        return cls(**kw)
+
+    def value(self, v, default, name: str, key: str, cls):
+        if is_dataclass(default):
+            return self.section({key: v}, key, type(default), label=name)
+        if key == "sources" and cls is Window:
+            return tuple(self.section({"s": s}, "s", Source, label=f"{name}[{i}]")
+                         for i, s in enumerate(self.table_list(v, name)))
+        if isinstance(default, bool):
+            if not isinstance(v, bool):
+                self.fail(name, f"expected true or false, got {v!r}")
+            return v
+        if isinstance(default, int) and not isinstance(default, bool) and not isinstance(v, float):
+            if isinstance(v, bool) or not isinstance(v, int):
+                self.fail(name, f"expected an integer, got {v!r}")
+            return v
+        if isinstance(default, float) or (isinstance(default, int) and isinstance(v, float)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                self.fail(name, f"expected a number, got {v!r}")
+            if isinstance(default, int):
+                self.fail(name, f"expected an integer, got {v!r}")
+            return float(v)
+        if isinstance(default, str):
+            if not isinstance(v, str):
+                self.fail(name, f"expected a string, got {v!r}")
+            return v
+        if isinstance(default, tuple):
+            if not isinstance(v, list):
+                self.fail(name, f"expected an array, got {v!r}")
+            return tuple(v)
+        if isinstance(default, dict):
+            if key in ("fair", "size_mix"):
+                return self.size_map(v, name)
+            if key in ("nets", "entries"):
+                return self.size_map(v, name, number=str)
+            if not isinstance(v, dict):
+                self.fail(name, f"expected a table, got {v!r}")
+            return dict(v)
+        return v  # pragma: no cover
+
+
+def _check(r: Recipe, where: str) -> None:
+    """Ranges and cross-field rules; the first problem raises, naming its field."""
+
+    def fail(name: str, msg: str):
+        raise RecipeError(f"{where}: {name}: {msg}")
+
+    def num(name: str, v: float, lo: float | None = None, hi: float | None = None, lo_open: bool = False):
+        if (lo is not None and (v < lo or (lo_open and v == lo))) or (hi is not None and v > hi):
+            rng = (f"> {lo:g}" if lo_open else f">= {lo:g}") if hi is None else f"in [{lo:g}, {hi:g}]"
+            fail(name, f"must be {rng}, got {v:g}")
+
+    if not r.start.checkpoint:
+        from .model import NET_SIZES  # torch: only for a lineage that starts from random weights
+        if r.start.net not in NET_SIZES:
+            fail("start.net", f"unknown network size {r.start.net!r}; known: {', '.join(NET_SIZES)}")
+    if r.start.checkpoint and not os.path.isfile(r.resolve(r.start.checkpoint)):
+        fail("start.checkpoint", f"no such file {r.start.checkpoint!r} (relative to {os.path.relpath(r.root)})")
+    for n, p in r.start.nets.items():
+        if not os.path.isfile(r.resolve(p)):
+            fail(f"start.nets.{n}", f"no such file {p!r}")
+    sp = r.selfplay
+    num("selfplay.games", sp.games, 1)
+    num("selfplay.full_visits", sp.full_visits, 1)
+    num("selfplay.cheap_visits", sp.cheap_visits, 1)
+    num("selfplay.full_prob", sp.full_prob, 0, 1)
+    num("selfplay.workers", sp.workers, 0)
+    num("selfplay.concurrent_games", sp.concurrent_games, 1)
+    num("selfplay.resign_threshold", sp.resign_threshold, 0, 1)
+    num("selfplay.no_resign_fraction", sp.no_resign_fraction, 0, 1)
+    num("selfplay.max_moves", sp.max_moves, 0)
+    if sp.precision not in ("fp32", "int8"):
+        fail("selfplay.precision", f"fp32 or int8, got {sp.precision!r}")
+    if sp.precision == "int8" and not r.quantize.enabled:
+        fail("selfplay.precision", "int8 self-play needs quantize.enabled = true")
+    num("selfplay.openings.fraction", sp.openings.fraction, 0, 1)
+    num("selfplay.openings.max_moves", sp.openings.max_moves, 1)
+    if sp.openings.fraction > 0 and not sp.openings.sources:
+        fail("selfplay.openings.sources", "forked starts (fraction > 0) need sources")
+    for i, s in enumerate(sp.openings.sources):
+        if not isinstance(s, str) or not os.path.exists(r.resolve(s)):
+            fail(f"selfplay.openings.sources[{i}]", f"no such folder {s!r}")
+    k = sp.komi
+    num("selfplay.komi.stdev", k.stdev, 0)
+    num("selfplay.komi.wide_fraction", k.wide_fraction, 0, 1)
+    if len(k.range) != 2 or not all(isinstance(x, (int, float)) for x in k.range) or k.range[0] > k.range[1]:
+        fail("selfplay.komi.range", f"expected [low, high] with low <= high, got {list(k.range)}")
+    for n in r.sizes:
+        if n not in k.fair:
+            fail("selfplay.komi.fair", f"no fair komi for board size {n} (in [sizes])")
+        if not k.range[0] <= k.fair[n] <= k.range[1]:
+            fail(f"selfplay.komi.fair.{n}", f"{k.fair[n]:g} lies outside selfplay.komi.range")
+    h = sp.handicap
+    num("selfplay.handicap.fraction", h.fraction, 0, 1)
+    if len(h.stones) != 2 or not all(isinstance(x, int) for x in h.stones) or not 2 <= h.stones[0] <= h.stones[1] <= 9:
+        fail("selfplay.handicap.stones", f"expected [fewest, most] within 2..9, got {list(h.stones)}")
+    w = r.window
+    num("window.generations", w.generations, 1)
+    num("window.selfplay_share", w.selfplay_share, 0, 1)
+    num("window.recency", w.recency, 0, 1, lo_open=True)
+    for i, s in enumerate(w.sources):
+        if not s.path:
+            fail(f"window.sources[{i}].path", "required")
+        num(f"window.sources[{i}].share", s.share, 0, 1)
+        num(f"window.sources[{i}].policy_weight", s.policy_weight, 0, 1)
+        if s.size and not 7 <= s.size <= 19:
+            fail(f"window.sources[{i}].size", f"a board size 7-19 (or 0: any), got {s.size}")
+        if not os.path.exists(r.resolve(s.path)):
+            fail(f"window.sources[{i}].path", f"no such folder {s.path!r}")
+    for n in set(r.sizes) | {s.size for s in w.sources if s.size}:
+        total = (w.selfplay_share if n in r.sizes else 0.0) + sum(s.share for s in w.sources if s.size in (0, n))
+        if total > 1 + 1e-9:
+            fail("window", f"the shares of the {n}x{n} draws sum to {total:g} > 1 (selfplay_share and sources)")
+    t = r.training
+    num("training.steps", t.steps, 1)
+    num("training.batch_size", t.batch_size, 1)
+    num("training.lr", t.lr, 0, lo_open=True)
+    num("training.lr_decay", t.lr_decay, 0, lo_open=True)
+    num("training.momentum", t.momentum, 0, 1)
+    num("training.weight_decay", t.weight_decay, 0)
+    num("training.surprise_weight", t.surprise_weight, 0, 1)
+    num("training.max_final_margin", t.max_final_margin, 0, 2)
+    num("training.val_fraction", t.val_fraction, 0, 0.5)
+    num("training.threads", t.threads, 0)
+    if any(not isinstance(s, int) or not 0 < s < t.steps for s in t.lr_steps) or list(t.lr_steps) != sorted(t.lr_steps):
+        fail("training.lr_steps", f"increasing steps between 1 and training.steps - 1, got {list(t.lr_steps)}")
+    if set(t.loss_weights) != {"policy", "value", "ownership", "score"}:
+        fail("training.loss_weights", "needs policy, value, ownership and score")
+    for key, v in t.loss_weights.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+            fail(f"training.loss_weights.{key}", f"a number >= 0, got {v!r}")
+    for n, v in t.size_mix.items():
+        num(f"training.size_mix.{n}", v, 0)
+    bn = r.export.bn_sizes
+    if not bn or any(not isinstance(n, int) or not 7 <= n <= 19 for n in bn) or len(set(bn)) != len(bn):
+        fail("export.bn_sizes", f"distinct board sizes 7-19, at least one, got {list(bn)}")
+    num("export.bn_batches", r.export.bn_batches, 1)
+    q = r.quantize
+    num("quantize.calibration_positions", q.calibration_positions, 16)
+    num("quantize.max_value_mae", q.max_value_mae, 0, lo_open=True)
+    if any(not isinstance(x, str) or not x for x in q.keep_fp32):
+        fail("quantize.keep_fp32", "graph node names (strings)")
+    for label, m in [("gate", r.gate)] + [(f"anchors[{i}]", a) for i, a in enumerate(r.anchors)]:
+        num(f"{label}.games", m.games, 1)
+        num(f"{label}.seconds", m.seconds, 0, lo_open=m.visits == 0)
+        num(f"{label}.visits", m.visits, 0)
+        num(f"{label}.threads", m.threads, 1)
+        num(f"{label}.level", m.level, 1, 10)
+        if not 7 <= m.size <= 19:
+            fail(f"{label}.size", f"a board size 7-19, got {m.size}")
+        if m.size not in bn:
+            fail(f"{label}.size", f"no network is exported for {m.size}x{m.size} (export.bn_sizes)")
+        if m.handicap and not 2 <= m.handicap <= 9:
+            fail(f"{label}.handicap", f"0 or 2-9 stones, got {m.handicap}")
+        if m.komi * 2 != int(m.komi * 2):
+            fail(f"{label}.komi", f"a multiple of 0.5, got {m.komi:g}")
+        if not m.opponent:
+            fail(f"{label}.opponent", "best, gnugo, pachi or a GTP command line")
+    names = [a.name for a in r.anchors]
+    if len(set(names)) != len(names) or "gate" in names:
+        fail("anchors", f"each anchor line needs its own name (not 'gate'), got {names}")
+    if r.gate.rule not in ("threshold", "sprt"):
+        fail("gate.rule", f"threshold or sprt, got {r.gate.rule!r}")
+    num("gate.threshold", r.gate.threshold, 0, 1)
+    num("gate.alpha", r.gate.alpha, 0, 0.5, lo_open=True)
+    num("gate.beta", r.gate.beta, 0, 0.5, lo_open=True)
+    if r.gate.rule == "sprt" and not r.gate.elo1 > r.gate.elo0:
+        fail("gate.elo1", "must be above gate.elo0")
+    for n, f in r.promotion.entries.items():
+        if n not in bn:
+            fail(f"promotion.entries.{n}", f"no network is exported for {n}x{n} (export.bn_sizes)")
+        if not f.endswith(".onnx") or "/" in f:
+            fail(f"promotion.entries.{n}", f"a file name ending in .onnx in the registry folder, got {f!r}")
