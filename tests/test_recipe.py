@@ -4,6 +4,7 @@ continued from a published lineage."""
 import glob
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -136,24 +137,42 @@ def test_smoke_recipe_two_generations_killed_twice_and_resumed(tmp_path):
 
 @pytest.mark.slow
 def test_a_new_run_folder_continues_the_published_lineage(tmp_path):
-    """What a fresh clone does: the published lineage (best checkpoint, shards, ladder) is the state a new run
-    folder starts from; --plan says so; the window reads the earlier generation from its shards."""
+    """What a fresh clone does: the published lineage (best checkpoint, shards, ladder, and the generation in
+    progress with its self-play so far) is the state a new run folder starts from; --plan says so; the window
+    reads the earlier generation from its shards."""
     lin = tmp_path / "lineage"
     recipe = _variant(tmp_path, 'dir = "<run>/lineage"\ndata = "<run>/data"',
                       f'dir = "{lin}"\ndata = "{tmp_path / "data"}"', name="pub.toml")
-    first = subprocess.run(AZGO + ["loop", "--recipe", str(recipe), "--run-dir", str(tmp_path / "a"),
-                                   "--generations", "1"], capture_output=True, text=True, timeout=300)
+    loop = AZGO + ["loop", "--recipe", str(recipe), "--generations", "1", "--run-dir"]
+    first = subprocess.run(loop + [str(tmp_path / "a")], capture_output=True, text=True, timeout=300)
     assert first.returncode == 0, first.stderr[-3000:]
     plan = subprocess.run(AZGO + ["loop", "--recipe", str(recipe), "--run-dir", str(tmp_path / "b"), "--plan"],
                           capture_output=True, text=True, timeout=120)
     assert "the published lineage" in plan.stdout and "generation 1 done" in plan.stdout
     assert "next: generation 2" in plan.stdout
-    second = subprocess.run(AZGO + ["loop", "--recipe", str(recipe), "--run-dir", str(tmp_path / "b"),
-                                    "--generations", "1"], capture_output=True, text=True, timeout=300)
-    assert second.returncode == 0, second.stderr[-3000:]
-    assert "from the published lineage" in second.stderr
-    state = json.loads((tmp_path / "b" / "state.json").read_text())
+    # generation 2 in run folder b, lost after its self-play (the end of a session)
+    proc = subprocess.Popen(loop + [str(tmp_path / "b")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+    def past_selfplay():
+        try:
+            todo = json.loads((lin / "lineage.json").read_text()).get("in_progress") or {}
+        except (OSError, ValueError):
+            return False
+        return todo.get("generation") == 2 and todo.get("stage") != "selfplay"
+    reached = _wait(past_selfplay, proc, 120)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert reached
+    shutil.rmtree(tmp_path / "b")
+    third = subprocess.run(loop + [str(tmp_path / "c")], capture_output=True, text=True, timeout=300)
+    assert third.returncode == 0, third.stderr[-3000:]
+    assert "from the published lineage" in third.stderr and "generation 2 in progress: resumed at stage" in third.stderr
+    assert "selfplay done" not in third.stderr  # its games came from the shards
+    state = json.loads((tmp_path / "c" / "state.json").read_text())
     assert state["generation"] == 3
     cmd = state["generations"]["2"]["train"]["command"]
     assert "smoke-g0001-7" in cmd and "gen0002/selfplay/7" in cmd  # generation 1's games, from their shards
-    assert json.loads((lin / "lineage.json").read_text())["generation"] == 2
+    pub = json.loads((lin / "lineage.json").read_text())
+    assert pub["generation"] == 2 and "in_progress" not in pub and not (lin / "candidate.pt").exists()
+    assert [s["data"] for s in pub["selfplay"]] == [str(tmp_path / "data" / f"smoke-g000{g}-7") for g in (1, 2)]

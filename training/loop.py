@@ -478,6 +478,9 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
               help="With --recipe: the run folder (created or resumed)  [default: runs/<recipe name>]")
 @click.option("--plan", is_flag=True, help="With --recipe: print what the next generation will do, and from which "
                                            "state, and stop (nothing is run or written).")
+@click.option("--publish", is_flag=True, help="With --recipe: write the run's resume state into the recipe's lineage "
+                                              "folder now (the generation in progress, its self-play so far as shards) "
+                                              "and stop; before a run folder is lost (a session's end), then commit it.")
 @click.option("--dir", "folder", type=click.Path(file_okay=False), help="Loop folder (created or resumed); without --recipe.")
 @click.option("--generations", type=click.IntRange(min=1), help="Stop after this many generations.")
 @click.option("--hours", type=click.FloatRange(min=0, min_open=True), help="Stop starting generations after this much loop time.")
@@ -536,7 +539,7 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
                    "local = Ray's default ray.init() (a cluster running here, else a one-machine Ray started now), "
                    "else HOST:6379 or ray://HOST:10001.")
 @click.pass_context
-def loop(ctx, recipe_file, run_dir, plan, folder, generations, hours, net, size, komi, games_per_generation, workers, full_visits, cheap_visits,
+def loop(ctx, recipe_file, run_dir, plan, publish, folder, generations, hours, net, size, komi, games_per_generation, workers, full_visits, cheap_visits,
          full_prob, train_steps, batch_size, window, lr, surprise_weight, size_mix, max_final_margin, gate_games, gate_visits, gate_threshold, seed,
          init_ckpt, extra_games, device, anchor, anchor_games, anchor_visits, anchor_gate, anchor_margin, precision,
          int8_keep_fp32, ray_address):
@@ -547,10 +550,10 @@ def loop(ctx, recipe_file, run_dir, plan, folder, generations, hours, net, size,
     from click.core import ParameterSource
     from azgo.nets.evaluator import parse_device
     if recipe_file:
-        _run_recipe(ctx, recipe_file, run_dir, plan, generations, device, workers, ray_address)
+        _run_recipe(ctx, recipe_file, run_dir, plan, publish, generations, device, workers, ray_address)
         return
-    if plan or run_dir:
-        raise click.UsageError("--plan and --run-dir go with --recipe")
+    if plan or run_dir or publish:
+        raise click.UsageError("--plan, --publish and --run-dir go with --recipe")
     if not folder:
         raise click.UsageError("Missing option '--dir' (or give --recipe)")
 
@@ -583,7 +586,7 @@ def loop(ctx, recipe_file, run_dir, plan, folder, generations, hours, net, size,
         raise click.ClickException(str(e)) from None
 
 
-def _run_recipe(ctx, recipe_file, run_dir, plan, generations, device, workers, ray_address) -> None:
+def _run_recipe(ctx, recipe_file, run_dir, plan, publish, generations, device, workers, ray_address) -> None:
     """``azgo loop --recipe``: check the recipe whole before any work, then plan or run it."""
     from click.core import ParameterSource
 
@@ -592,7 +595,8 @@ def _run_recipe(ctx, recipe_file, run_dir, plan, generations, device, workers, r
     from .recipe import RecipeError, load_recipe
     from .recipe_run import RecipeRun
     given = [p for p in ctx.command.params
-             if p.name not in ("recipe_file", "run_dir", "plan", "generations", "device", "workers", "ray_address")
+             if p.name not in ("recipe_file", "run_dir", "plan", "publish", "generations", "device", "workers",
+                               "ray_address")
              and ctx.get_parameter_source(p.name) == ParameterSource.COMMANDLINE]
     if given:
         raise click.UsageError(f"{given[0].opts[0]} is the recipe's to set, not the command line's (with --recipe)")
@@ -607,6 +611,12 @@ def _run_recipe(ctx, recipe_file, run_dir, plan, generations, device, workers, r
                            workers=workers if explicit else None)
         if plan:
             click.echo(runner.plan())
+            return
+        if publish:
+            path = runner.publish()
+            if path is None:
+                raise click.ClickException("nothing to publish: no run in this folder, or no [lineage] dir in the recipe")
+            click.echo(path)
             return
         runner.run(generations=generations)
     except RecipeError as e:

@@ -32,6 +32,7 @@ repository root for ``recipes/*.toml``). Nothing here imports torch.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import math
 import os
@@ -83,12 +84,16 @@ class Lineage:
 
 @dataclass(frozen=True)
 class Openings:
-    """Forked starts: ``fraction`` of the even games begin with the first 1..``max_moves`` moves of a
-    random game of ``sources`` (folders of SGF or of shards), played without search, not trained on."""
+    """Forked starts: ``fraction`` of the even games begin with the first ``min_moves``..``max_moves`` moves
+    of a random game of ``sources`` (folders of SGF or of shards; glob patterns allowed), played without
+    search, not trained on; with ``lost_by``, only games lost by a player whose name contains it (e.g.
+    "azgo": the games lost to an anchor, forked where the misjudgement began)."""
 
     sources: tuple = ()
     fraction: float = 0.0
+    min_moves: int = 1
     max_moves: int = 8
+    lost_by: str = ""
 
 
 @dataclass(frozen=True)
@@ -133,8 +138,9 @@ class SelfPlay:
 
 @dataclass(frozen=True)
 class Source:
-    """A game folder (SGF, or ``data/`` shards) trained on with ``share`` of the draws of its board size
-    (``size``: the one size it holds, so the shares of a size can be checked before any work)."""
+    """A game folder (SGF, or ``data/`` shards; a glob pattern names several, which hold ``share`` together)
+    trained on with ``share`` of the draws of its board size (``size``: the one size it holds, so the
+    shares of a size can be checked before any work); ``policy_weight`` scales its policy loss."""
 
     path: str = ""
     share: float = 0.0
@@ -201,7 +207,8 @@ class Match:
     """A line of games: ``opponent`` (best | gnugo | pachi | a GTP command line), ``games``, ``size``,
     ``komi``, the candidate's ``seconds`` a move (or ``visits``: 0 = by time), ``threads`` for azgo,
     ``handicap`` stones (azgo White), ``level`` for GNU Go. Under ``same_clock`` both engines receive
-    the time setting (byo-yomi of ``seconds`` a move): the opponent spends it too."""
+    the time setting (byo-yomi of ``seconds`` a move): the opponent spends it too. ``parallel`` sub-lines
+    play at once (each in its own folder, one core each), as the campaign ran its lines."""
 
     name: str = "gate"
     opponent: str = "best"
@@ -214,6 +221,7 @@ class Match:
     handicap: int = 0
     level: int = 10
     same_clock: bool = True
+    parallel: int = 1
 
 
 @dataclass(frozen=True)
@@ -264,6 +272,13 @@ class Recipe:
     def resolve(self, rel: str) -> str:
         """An absolute path for a recipe path (relative to ``root``)."""
         return rel if os.path.isabs(rel) else os.path.normpath(os.path.join(self.root, rel))
+
+    def expand(self, rel: str) -> list[str]:
+        """The existing paths a recipe path names (a glob pattern may name several), sorted."""
+        path = self.resolve(rel)
+        if any(c in rel for c in "*?["):
+            return sorted(glob.glob(path))
+        return [path] if os.path.exists(path) else []
 
     def games_per_size(self) -> dict[int, int]:
         """Self-play games of each size per generation (largest remainders; every listed size >= 1 game)."""
@@ -457,14 +472,18 @@ def _check(r: Recipe, where: str) -> None:
             rng = (f"> {lo:g}" if lo_open else f">= {lo:g}") if hi is None else f"in [{lo:g}, {hi:g}]"
             fail(name, f"must be {rng}, got {v:g}")
 
-    if not r.start.checkpoint:
+    published = bool(r.lineage.dir) and not r.lineage.dir.startswith("<run>/") and os.path.exists(
+        os.path.join(r.resolve(r.lineage.dir), "lineage.json"))
+    if published:
+        pass  # the lineage goes on from its published state: [start] is its history
+    elif not r.start.checkpoint:
         from .model import NET_SIZES  # torch: only for a lineage that starts from random weights
         if r.start.net not in NET_SIZES:
             fail("start.net", f"unknown network size {r.start.net!r}; known: {', '.join(NET_SIZES)}")
-    if r.start.checkpoint and not os.path.isfile(r.resolve(r.start.checkpoint)):
+    if not published and r.start.checkpoint and not os.path.isfile(r.resolve(r.start.checkpoint)):
         fail("start.checkpoint", f"no such file {r.start.checkpoint!r} (relative to {os.path.relpath(r.root)})")
     for n, p in r.start.nets.items():
-        if not os.path.isfile(r.resolve(p)):
+        if not published and not os.path.isfile(r.resolve(p)):
             fail(f"start.nets.{n}", f"no such file {p!r}")
     sp = r.selfplay
     num("selfplay.games", sp.games, 1)
@@ -481,11 +500,12 @@ def _check(r: Recipe, where: str) -> None:
     if sp.precision == "int8" and not r.quantize.enabled:
         fail("selfplay.precision", "int8 self-play needs quantize.enabled = true")
     num("selfplay.openings.fraction", sp.openings.fraction, 0, 1)
-    num("selfplay.openings.max_moves", sp.openings.max_moves, 1)
+    num("selfplay.openings.min_moves", sp.openings.min_moves, 1)
+    num("selfplay.openings.max_moves", sp.openings.max_moves, sp.openings.min_moves)
     if sp.openings.fraction > 0 and not sp.openings.sources:
         fail("selfplay.openings.sources", "forked starts (fraction > 0) need sources")
     for i, s in enumerate(sp.openings.sources):
-        if not isinstance(s, str) or not os.path.exists(r.resolve(s)):
+        if not isinstance(s, str) or not r.expand(s):
             fail(f"selfplay.openings.sources[{i}]", f"no such folder {s!r}")
     k = sp.komi
     num("selfplay.komi.stdev", k.stdev, 0)
@@ -512,7 +532,7 @@ def _check(r: Recipe, where: str) -> None:
         num(f"window.sources[{i}].policy_weight", s.policy_weight, 0, 1)
         if s.size and not 7 <= s.size <= 19:
             fail(f"window.sources[{i}].size", f"a board size 7-19 (or 0: any), got {s.size}")
-        if not os.path.exists(r.resolve(s.path)):
+        if not r.expand(s.path):
             fail(f"window.sources[{i}].path", f"no such folder {s.path!r}")
     for n in set(r.sizes) | {s.size for s in w.sources if s.size}:
         total = (w.selfplay_share if n in r.sizes else 0.0) + sum(s.share for s in w.sources if s.size in (0, n))
@@ -553,6 +573,7 @@ def _check(r: Recipe, where: str) -> None:
         num(f"{label}.visits", m.visits, 0)
         num(f"{label}.threads", m.threads, 1)
         num(f"{label}.level", m.level, 1, 10)
+        num(f"{label}.parallel", m.parallel, 1, m.games)
         if not 7 <= m.size <= 19:
             fail(f"{label}.size", f"a board size 7-19, got {m.size}")
         if m.size not in bn:

@@ -196,11 +196,41 @@ class RecipeRun:
                                    for s in pub.get("selfplay", [])])
             self.log(f"[start] from the published lineage: generation {g0} done, best is generation "
                      f"{best['generation']} ({best['checkpoint_sha256'][:12]})")
+            todo = pub.get("in_progress")
+            if todo and todo["generation"] == g0 + 1:
+                self._resume_progress(state, todo, lin)
         else:
             state.update(generation=1, best=self._start_best())
             state["ladder"].append(self._ladder_row(0, "start", "-", self.r.main_size, 0, None, True, 0.0))
         self.state = state
         self.save()
+
+    def _resume_progress(self, state: dict, todo: dict, lin: str) -> None:
+        """Take up the published generation in progress: its self-play shards unpacked where the stage
+        expects them, its trained checkpoint, its stage."""
+        from .shards import unpack
+        g = todo["generation"]
+        made = []
+        for s in todo.get("selfplay", []):
+            out = os.path.join(self.gen_dir(g), "selfplay", str(s["size"]))
+            unpack(self.path(s["data"]), out)
+            made.append({"generation": g, "size": s["size"], "path": out,
+                         "games": len(glob.glob(os.path.join(out, "*.sgf")))})
+        info = dict(todo.get("info", {}))
+        stage = todo["stage"]
+        if made and STAGES.index(stage) > STAGES.index("selfplay"):
+            info["selfplay"] = made
+        if "candidate_checkpoint_sha256" in todo:
+            src = os.path.join(lin, "candidate.pt")
+            if sha256(src) != todo["candidate_checkpoint_sha256"]:
+                raise RecipeError(f"{src} does not match the sha256 that {LINEAGE_FILE} records")
+            atomic_copy(src, os.path.join(self.gen_dir(g), "train", "checkpoint.pt"))
+        elif STAGES.index(stage) > STAGES.index("train"):
+            stage = "train"  # the trained checkpoint was not published: train again
+        state["generations"][str(g)] = info
+        state["stage"] = stage
+        self.log(f"[start] generation {g} in progress: resumed at stage {stage} "
+                 f"({sum(m['games'] for m in made)} self-play games)")
 
     def _start_best(self) -> dict:
         """Generation 0 from ``[start]``: its checkpoint (or a random one) and its networks."""
@@ -267,6 +297,8 @@ class RecipeRun:
                 self.state["stage"] = STAGES[nxt]
             self.save()
             self.log(f"[gen {g}] {stage} done in {spent / 60:.1f} min")
+            if stage != "publish":
+                self.publish()  # the generation in progress, for a run folder that does not survive
 
     # ------------------------------------------------------------------ 1. self-play
     def selfplay_config(self, size: int):
@@ -274,19 +306,48 @@ class RecipeRun:
         sp = self.r.selfplay
         forks = ()
         if sp.openings.fraction > 0:
-            folders = [self._readable(s) for s in sp.openings.sources]
+            files = self.opening_files(size)
             try:
-                forks = load_openings(folders, size, sp.openings.max_moves)
+                forks = load_openings(files, size, sp.openings.max_moves) if files else ()
             except ValueError:
                 forks = ()  # no opening of this size: even games from the empty board
         return SelfPlayConfig(
             size=size, komi=float(sp.komi.fair[size]), full_visits=sp.full_visits, cheap_visits=sp.cheap_visits,
             full_prob=sp.full_prob, resign_threshold=sp.resign_threshold, no_resign_fraction=sp.no_resign_fraction,
             concurrent_games=sp.concurrent_games, max_moves=sp.max_moves or None, precision=sp.precision,
-            openings=forks, opening_fraction=sp.openings.fraction if forks else 0.0, komi_stdev=sp.komi.stdev,
+            openings=forks, opening_fraction=sp.openings.fraction if forks else 0.0,
+            opening_min_moves=sp.openings.min_moves, komi_stdev=sp.komi.stdev,
             komi_wide_fraction=sp.komi.wide_fraction, komi_range=tuple(float(x) for x in sp.komi.range),
             handicap_fraction=sp.handicap.fraction, handicap_stones=tuple(sp.handicap.stones),
             handicap_komi=sp.handicap.komi)
+
+    def opening_files(self, size: int) -> list[str]:
+        """The SGF games whose openings fork self-play of this size (``openings.lost_by``: those lost by
+        that player), sorted."""
+        from azgo.engine.sgf import SgfError, load_sgf
+
+        from .dataset import find_sgf_files
+        op = self.r.selfplay.openings
+        folders = [self._readable(p) for rel in op.sources for p in self._expand(rel)]
+        files = sorted(find_sgf_files(folders)) if folders else []
+        out = []
+        for f in files:
+            try:
+                rec = load_sgf(f)
+            except (SgfError, ValueError, OSError):
+                continue
+            if rec.size != size:
+                continue
+            if op.lost_by:
+                winner = rec.result[:1].upper()
+                loser = rec.white if winner == "B" else rec.black if winner == "W" else ""
+                if op.lost_by.lower() not in (loser or "").lower():
+                    continue
+            out.append(f)
+        return out
+
+    def _expand(self, rel: str) -> list[str]:
+        return [self.path(rel)] if rel.startswith("<run>/") else self.r.expand(rel)
 
     def best_net(self, size: int) -> str:
         nets = self.state["best"]["nets"]
@@ -322,7 +383,8 @@ class RecipeRun:
 
     # ------------------------------------------------------------------ window
     def _readable(self, rel: str) -> str:
-        """A folder of SGF files for a recipe source: the folder itself, or its shards unpacked into the run."""
+        """A folder of SGF files for a recipe source (one path, no pattern): the folder itself, or its shards
+        unpacked into the run."""
         from .shards import is_shard_folder, unpack
         path = self.path(rel)
         if not is_shard_folder(path):
@@ -357,12 +419,13 @@ class RecipeRun:
                     shares.append([path, w.selfplay_share, f"selfplay{n}"])
                 else:
                     shares.append([path, w.selfplay_share * w.recency ** ages[s["generation"]] / norm])
-        for s in w.sources:
-            path = self._readable(s.path)
-            sources.append(path)
-            shares.append([path, s.share])
-            if s.policy_weight != 1.0:
-                weights.append([path, 1.0, s.policy_weight])
+        for i, s in enumerate(w.sources):
+            paths = [self._readable(p) for p in self._expand(s.path)]
+            for path in paths:
+                sources.append(path)
+                shares.append([path, s.share, f"source{i}"] if len(paths) > 1 else [path, s.share])
+                if s.policy_weight != 1.0:
+                    weights.append([path, 1.0, s.policy_weight])
         return sources, shares, weights
 
     # ------------------------------------------------------------------ 2. training
@@ -426,7 +489,7 @@ class RecipeRun:
         mine = [s["path"] for s in self.state["generations"].get(str(g), {}).get("selfplay", []) if s["size"] == n]
         if mine:
             return mine
-        return [self._readable(s.path) for s in self.r.window.sources if s.size in (0, n)]
+        return [self._readable(p) for s in self.r.window.sources if s.size == n for p in self._expand(s.path)]
 
     def stage_export(self, g: int) -> None:
         from .export import export_checkpoint
@@ -504,11 +567,59 @@ class RecipeRun:
         return TimeSettings("byoyomi", 0.0, float(m.seconds), 3)
 
     def _line(self, g: int, m, folder: str, should_stop=None):
-        from azgo.gtp.match import run_match
-        summary = run_match(self._azgo(self.cand_net(g, m.size), m), self._opponent(m), m.games, m.size, m.komi,
-                            time_settings=self._time_settings(m), sgf_dir=folder, log=self.log,
-                            name_a=f"gen{g}", name_b=m.opponent if m.opponent in ("best", "gnugo", "pachi") else m.name,
-                            resume=True, replay_crashes="b", handicap=m.handicap, should_stop=should_stop)
+        """Play line ``m`` for generation g in ``folder`` (with ``parallel`` sub-lines ``folder/part<k>`` at
+        once, each with its share of the games); games already written count (resumed). Returns the
+        combined summary."""
+        import threading
+
+        from azgo.gtp.match import MatchSummary, run_match
+        name_b = m.opponent if m.opponent in ("best", "gnugo", "pachi") else m.name
+        cmd_a, cmd_b, ts = self._azgo(self.cand_net(g, m.size), m), self._opponent(m), self._time_settings(m)
+        parts = [m.games // m.parallel + (1 if k < m.games % m.parallel else 0) for k in range(m.parallel)]
+        live: list = [None] * m.parallel  # each sub-line's summary so far, for a test on all of them
+        lock = threading.Lock()
+
+        def combined():
+            out = MatchSummary(0, 0, 0, 0, f"gen{g}", name_b)
+            for s in live:
+                if s is None:
+                    continue
+                out.games += s.games
+                out.a_wins += s.a_wins
+                out.b_wins += s.b_wins
+                out.draws += s.draws
+                out.scores += s.scores
+                for e in ("a", "b"):
+                    out.add_time(e, *s.seconds[e])
+            return out
+
+        def part(k: int):
+            def stop(summary, k=k):
+                with lock:
+                    live[k] = summary
+                    return should_stop is not None and should_stop(combined())
+            sub = folder if m.parallel == 1 else os.path.join(folder, f"part{k}")
+            try:
+                s = run_match(cmd_a, cmd_b, parts[k], m.size, m.komi, time_settings=ts, sgf_dir=sub, log=self.log,
+                              name_a=f"gen{g}", name_b=name_b, resume=True, replay_crashes="b",
+                              handicap=m.handicap, should_stop=stop)
+            except BaseException as e:  # handed to the stage: a line with a failed part is not done
+                errors.append(e)
+                return
+            with lock:
+                live[k] = s
+        errors: list = []
+        if m.parallel == 1:
+            part(0)
+        else:
+            threads = [threading.Thread(target=part, args=(k,)) for k in range(m.parallel)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        if errors:
+            raise errors[0]
+        summary = combined()
         for line in summary.lines():
             self.log(f"[gen {g}] {m.name}: {line}")
         return summary
@@ -589,7 +700,15 @@ class RecipeRun:
                 atomic_copy(int8_path_for(src), int8_path_for(dst))
             atomic_copy(src, dst)
             card = self.card(g, n, info, dst)
-            atomic_write(Path(dst).with_suffix(".json"), json.dumps(card, indent=2) + "\n")
+            old_card = Path(dst).with_suffix(".json")
+            if old_card.exists():  # what it replaces, by hash (the old card's history stays in git)
+                try:
+                    old = json.loads(old_card.read_text())
+                    card["previous"] = {"sha256": old.get("sha256"), "name": old.get("name"),
+                                        "recipe_generation": (old.get("recipe") or {}).get("generation")}
+                except ValueError:
+                    pass
+            atomic_write(old_card, json.dumps(card, indent=2) + "\n")
             entry = next((e for e in registry["networks"] if e["file"] == fname), None)
             if entry is None:
                 registry["networks"].append({"file": fname, "sizes": [n, n], "card": Path(fname).with_suffix(".json").name})
@@ -651,22 +770,42 @@ class RecipeRun:
         if not self.r.lineage.dir:
             self._keep_selfplay(g, [])
             return
+        published = self._pack_selfplay(g)
+        self._keep_selfplay(g, published)
+        self.publish(done=g)
+
+    def _pack_selfplay(self, g: int) -> list[dict]:
+        """Generation g's self-play (as far as it got) packed into ``lineage.data``; returns the folders."""
         from .shards import pack
+        out = []
+        if not self.r.lineage.data:
+            return out
+        for n in sorted(self.r.sizes):
+            src = os.path.join(self.gen_dir(g), "selfplay", str(n))
+            if not os.path.isdir(src):
+                continue
+            rel = os.path.join(self.r.lineage.data, f"{self.r.name}-g{g:04d}-{n}")
+            pack(src, self.path(rel), per_shard=1500)
+            out.append({"generation": g, "size": n, "data": rel,
+                        "games": len(glob.glob(os.path.join(src, "*.sgf")))})
+        return out
+
+    def publish(self, done: int | None = None) -> str | None:
+        """Write the lineage's resume state into ``lineage.dir``: the best checkpoint and networks (the registry's
+        files when they are the promoted ones), ``lineage.json``, the ladder; with ``done`` = g, generation g is
+        finished; else the generation in progress goes with it (its self-play so far packed as shards, its
+        trained checkpoint, the stage to resume), so that a new run folder (a fresh clone) continues it.
+        Returns the lineage file (None without ``lineage.dir``)."""
+        if not self.r.lineage.dir or self.state is None:
+            return None
+        from azgo.nets.quantize import int8_path_for
         lin = self.path(self.r.lineage.dir)
         os.makedirs(lin, exist_ok=True)
-        published = []
-        for s in self.state["generations"].get(str(g), {}).get("selfplay", []):
-            if self.r.lineage.data:
-                rel = os.path.join(self.r.lineage.data, f"{self.r.name}-g{g:04d}-{s['size']}")
-                pack(s["path"], self.path(rel), per_shard=1500)
-                published.append({"generation": g, "size": s["size"], "data": rel})
-        self._keep_selfplay(g, published)
         best = self.state["best"]
         ckpt_dst = os.path.join(lin, "best.pt")
         if not os.path.exists(ckpt_dst) or sha256(ckpt_dst) != sha256(best["checkpoint"]):
             atomic_copy(best["checkpoint"], ckpt_dst)
         nets = {}
-        from azgo.nets.quantize import int8_path_for
         registry = self.path(self.r.promotion.registry)
         for n, path in best["nets"].items():
             entry = self.r.promotion.entries.get(int(n))
@@ -680,23 +819,45 @@ class RecipeRun:
                         os.remove(stale)
             else:
                 dst = os.path.join(lin, f"best{n}.onnx")
-                atomic_copy(path, dst)
+                if not os.path.exists(dst) or sha256(dst) != sha256(path):
+                    atomic_copy(path, dst)
                 if int8_path_for(path).exists():
                     atomic_copy(int8_path_for(path), int8_path_for(dst))
                 nets[n] = self.rel(dst)
-        pub = {"recipe": self.r.name, "recipe_sha256": self.r.sha256, "generation": g,
+        finished = done if done is not None else self.state["generation"] - 1
+        pub = {"recipe": self.r.name, "recipe_sha256": self.r.sha256, "generation": finished,
                "best": {"generation": best["generation"], "checkpoint": "best.pt",
                         "checkpoint_sha256": sha256(ckpt_dst), "nets": nets,
                         "nets_sha256": {n: sha256(p) for n, p in best["nets"].items()}},
                "selfplay": [{k: s[k] for k in ("generation", "size", "data")} for s in self.state["selfplay"]
-                            if s.get("data")],
+                            if s.get("data") and s["generation"] <= finished],
                "ladder": self.state["ladder"], "core_hours": self.state.get("core_hours", 0.0),
                "generations": relative_paths({k: {kk: vv for kk, vv in v.items() if kk != "selfplay"}
-                                              for k, v in self.state["generations"].items()}, self.r.root, self.dir)}
-        atomic_write(os.path.join(lin, LINEAGE_FILE), json.dumps(pub, indent=1) + "\n")
+                                              for k, v in self.state["generations"].items() if int(k) <= finished},
+                                             self.r.root, self.dir)}
+        cand = os.path.join(lin, "candidate.pt")
+        if done is None:
+            g = self.state["generation"]
+            progress = {"generation": g, "stage": self.state["stage"], "selfplay": self._pack_selfplay(g),
+                        "info": relative_paths({k: v for k, v in self.state["generations"].get(str(g), {}).items()
+                                                if k != "selfplay"}, self.r.root, self.dir)}
+            trained = os.path.join(self.gen_dir(g), "train", "checkpoint.pt")
+            if STAGES.index(self.state["stage"]) > STAGES.index("train") and os.path.exists(trained):
+                if not os.path.exists(cand) or sha256(cand) != sha256(trained):
+                    atomic_copy(trained, cand)
+                progress["candidate_checkpoint_sha256"] = sha256(cand)
+            elif os.path.exists(cand):
+                os.remove(cand)
+            pub["in_progress"] = progress
+        elif os.path.exists(cand):
+            os.remove(cand)
+        path = os.path.join(lin, LINEAGE_FILE)
+        atomic_write(path, json.dumps(pub, indent=1) + "\n")
         self.write_ladder(lin)
-        self.log(f"[gen {g}] published: {self.rel(lin)} (generation {g}, best "
-                 f"{best['generation']})")
+        what = f"generation {finished} done" + (f", generation {self.state['generation']} at stage "
+                                                 f"{self.state['stage']}" if done is None else "")
+        self.log(f"[publish] {self.rel(lin)}: {what}, best {best['generation']}")
+        return path
 
     def _keep_selfplay(self, g: int, published: list[dict]) -> None:
         """Add generation g's self-play to the lineage's list (with its shard folder when published)."""
@@ -745,7 +906,9 @@ class RecipeRun:
                      + f"{sp.handicap.stones[0]}-{sp.handicap.stones[1]} stones at komi {sp.handicap.komi:g}")
         if sp.openings.fraction:
             lines.append(f"            forked starts: {sp.openings.fraction:g} of even games from the first "
-                         f"1-{sp.openings.max_moves} moves of games in {', '.join(sp.openings.sources)}")
+                         f"{sp.openings.min_moves}-{sp.openings.max_moves} moves of the games in "
+                         f"{', '.join(sp.openings.sources)}"
+                         + (f" lost by {sp.openings.lost_by}" if sp.openings.lost_by else ""))
         w = r.window
         known = self.state.get("selfplay", []) if self.state else (self.published() or {}).get("selfplay", [])
         gens = sorted({s["generation"] for s in known} | {g}, reverse=True)[: w.generations]

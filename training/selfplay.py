@@ -79,6 +79,7 @@ class SelfPlayConfig:
     precision: str = "fp32"  # the network file: fp32 | int8 (its .int8.onnx sibling) | auto (int8 where beside)
     openings: tuple[tuple[int, ...], ...] = ()  # move sequences from the empty board, Black first (move indices)
     opening_fraction: float = 0.0  # share of the games that start from a random prefix of one of ``openings``
+    opening_min_moves: int = 1  # the shortest prefix taken (the longest: the whole opening)
     komi_stdev: float = 0.0  # a game's komi ~ N(komi, komi_stdev), rounded to 0.5 and clipped to komi_range
     komi_wide_fraction: float = 0.0  # share of the games with a komi uniform over komi_range instead
     komi_range: tuple[float, float] = (-10.0, 20.0)
@@ -93,6 +94,8 @@ class SelfPlayConfig:
             raise ValueError("opening_fraction > 0 needs openings")
         if any(not seq for seq in self.openings):
             raise ValueError("every opening needs at least one move")
+        if self.opening_min_moves < 1:
+            raise ValueError("opening_min_moves must be >= 1")
         if self.precision not in ("fp32", "int8", "auto"):
             raise ValueError(f"precision must be fp32, int8 or auto, got {self.precision!r}")
         if not 0 <= self.full_prob <= 1 or not 0 <= self.no_resign_fraction <= 1:
@@ -275,7 +278,7 @@ class SelfPlayRunner:
         slot = _Slot(game, searcher, Player(searcher, self.pcfg), gseed, resign_on=resign_on, rng=rng)
         if not stones and cfg.openings and rng.random() < cfg.opening_fraction:
             seq = self.cfg.openings[rng.randrange(len(self.cfg.openings))]
-            for move in seq[:rng.randint(1, len(seq))]:
+            for move in seq[:rng.randint(min(self.cfg.opening_min_moves, len(seq)), len(seq))]:
                 if not slot.game.board.is_legal(move):
                     break
                 slot.game.play(move)
