@@ -90,6 +90,20 @@ class Game:
         self.setup(black=points, to_move=WHITE)
         self.handicap = len(points)
 
+    @property
+    def handicap_stones(self) -> int:
+        """Black's handicap: the stones placed as handicap, else the run of two or more Black moves that opens
+        the game with no White move between them (how gtp2ogs and some GUIs send handicap stones: as
+        consecutive ``play black``), else 0."""
+        if self.handicap:
+            return self.handicap
+        run = 0
+        for colour, move in self.moves:
+            if colour != BLACK or move is None or move == self.board.pass_move:
+                break
+            run += 1
+        return run if run >= 2 else 0
+
     def recent_boards(self, k: int = 8) -> list[Board]:
         """The current position and up to ``k - 1`` before it, most recent first."""
         return self.boards[: -k - 1: -1]

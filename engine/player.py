@@ -142,7 +142,7 @@ class Player:
         """Record ``color``'s root winrate at this move; True when it should resign now."""
         g = game
         area = g.size * g.size
-        resign = self.trackers[color].observe(winrate, g.move_number, area, g.handicap, color == WHITE)
+        resign = self.trackers[color].observe(winrate, g.move_number, area, g.handicap_stones, color == WHITE)
         return resign and enabled
 
     # ------------------------------------------------------------------ play

@@ -379,7 +379,8 @@ def genmove_cmd(ctx, sgf_path, move_number, moves, size, komi, color, as_json, *
 @click.option("--size", default=9, show_default=True, type=click.IntRange(2, 25), help="Board size.")
 @click.option("--komi", default=7.0, show_default=True, type=float, help="Komi.")
 @click.option("--time", "time_control", default="none", show_default=True,
-              help="Time control sent to both engines and enforced: 'absolute MAIN', 'byoyomi MAIN PERIOD PERIODS', 'canadian MAIN PERIOD STONES'.")
+              help="Time control sent to both engines and enforced: 'absolute MAIN', 'byoyomi MAIN PERIOD PERIODS', "
+                   "'canadian MAIN PERIOD STONES', 'fischer MAIN INC' (kata-time_settings), 'fischer-capped MAIN INC LIMIT MAXMOVE'.")
 @click.option("--max-moves", type=click.IntRange(min=1), help="Score the game as it stands after this many moves (default 3*size*size).")
 @click.option("--sgf-dir", type=click.Path(file_okay=False), help="Write each game as SGF here (and the engines' stderr).")
 @click.option("--name-a", default="", help="Name for engine A (default: its GTP name).")

@@ -26,7 +26,7 @@ from azgo.engine.player import Player, PlayerConfig
 from azgo.engine.resign import ResignConfig
 from azgo.engine.scoring import area_ownership, dead_stones, result_string
 from azgo.engine.search import Limits, MoveInfo, Searcher
-from azgo.engine.timecontrol import Clock, TimeSettings
+from azgo.engine.timecontrol import KGS_KINDS, Clock, TimeSettings, parse_time_settings
 
 from . import analysis as A
 from .config import DEFAULT_VISITS, EngineConfig
@@ -428,25 +428,25 @@ class GtpEngine:
         return ""
 
     def cmd_kgs__time_settings(self, args) -> str:
-        if not args:
-            raise GtpError("syntax error: usage kgs-time_settings none|absolute|byoyomi|canadian ...")
-        kind = args[0].lower()
         try:
-            if kind == "none" and len(args) == 1:
-                settings = TimeSettings("none")
-            elif kind == "absolute" and len(args) == 2:
-                settings = TimeSettings("absolute", _float_arg(args[1]))
-            elif kind == "byoyomi" and len(args) == 4:
-                settings = TimeSettings("byoyomi", _float_arg(args[1]), _float_arg(args[2]), _int_arg(args[3]))
-            elif kind == "canadian" and len(args) == 4:
-                settings = TimeSettings("canadian", _float_arg(args[1]), _float_arg(args[2]), 0, _int_arg(args[3]))
-            else:
-                raise GtpError("syntax error: usage kgs-time_settings none | absolute MAIN | "
-                               "byoyomi MAIN PERIOD PERIODS | canadian MAIN PERIOD STONES")
+            settings = parse_time_settings(args, KGS_KINDS)
         except ValueError as e:
-            raise GtpError(f"syntax error: {e}") from None
-        if settings.kind == "absolute" and settings.main == 0:
-            settings = TimeSettings("none")
+            raise GtpError(f"syntax error: usage kgs-time_settings {e}") from None
+        self.clock.reset(settings)
+        return ""
+
+    def cmd_kata__list_time_settings(self, args) -> str:
+        """The time controls ``kata-time_settings`` takes (gtp2ogs sends Fischer clocks to engines that list
+        ``fischer-capped`` here)."""
+        return "none absolute byoyomi canadian fischer fischer-capped"
+
+    def cmd_kata__time_settings(self, args) -> str:
+        """KataGo's ``kata-time_settings``: the ``kgs-time_settings`` forms plus ``fischer MAIN INC`` and
+        ``fischer-capped MAIN INC MAIN_LIMIT MAX_PER_MOVE`` (-1: no cap)."""
+        try:
+            settings = parse_time_settings(args)
+        except ValueError as e:
+            raise GtpError(f"syntax error: usage kata-time_settings {e}") from None
         self.clock.reset(settings)
         return ""
 
@@ -455,7 +455,10 @@ class GtpEngine:
         color = self._color(args[0])
         t = _float_arg(args[1])
         stones = _int_arg(args[2])
-        self.clock.time_left(color, t, stones)
+        try:
+            self.clock.time_left(color, t, stones)
+        except ValueError as e:
+            raise GtpError(f"syntax error: {e}") from None
         return ""
 
     # ----------------------------------------------------------------- scoring

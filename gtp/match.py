@@ -30,7 +30,7 @@ from azgo.engine.board import BLACK, WHITE, IllegalMove, Rules
 from azgo.engine.coords import CoordinateError, gtp_to_move, move_to_gtp
 from azgo.engine.game import Game
 from azgo.engine.scoring import area_score, result_string
-from azgo.engine.timecontrol import Clock, TimeSettings
+from azgo.engine.timecontrol import Clock, TimeSettings, parse_time_settings, settings_words
 
 
 class EngineError(RuntimeError):
@@ -176,7 +176,12 @@ def play_game(black: GtpClient, white: GtpClient, size: int, komi: float, time_s
     if time_settings is not None and time_settings.kind != "none":
         s = time_settings
         for e in engines.values():
-            if s.kind == "byoyomi":
+            if s.kind == "fischer":  # as gtp2ogs: kata-time_settings, else Canadian with one stone a period
+                try:
+                    e.send("kata-time_settings " + " ".join(settings_words(s)))
+                except EngineError:
+                    e.send(f"time_settings {max(s.main - s.increment, 0):g} {max(s.increment, 1):g} 1")
+            elif s.kind == "byoyomi":
                 # GTP has no byo-yomi: use kgs-time_settings, which every engine we drive knows
                 try:
                     e.send(f"kgs-time_settings byoyomi {s.main:g} {s.period:g} {s.periods}")
@@ -436,22 +441,11 @@ def _write_atomic(path: str, data: bytes) -> None:
 
 
 def parse_time_control(text: str) -> TimeSettings:
-    """``none``, ``absolute MAIN``, ``byoyomi MAIN PERIOD PERIODS``, ``canadian MAIN PERIOD STONES``."""
-    parts = text.split()
+    """A match's clock from ``kata-time_settings`` words (``azgo.engine.timecontrol.TIME_GRAMMAR``)."""
     try:
-        kind = parts[0].lower()
-        if kind == "none" and len(parts) == 1:
-            return TimeSettings("none")
-        if kind == "absolute" and len(parts) == 2:
-            return TimeSettings("absolute", float(parts[1]))
-        if kind == "byoyomi" and len(parts) == 4:
-            return TimeSettings("byoyomi", float(parts[1]), float(parts[2]), int(parts[3]))
-        if kind == "canadian" and len(parts) == 4:
-            return TimeSettings("canadian", float(parts[1]), float(parts[2]), 0, int(parts[3]))
-    except (IndexError, ValueError):
-        pass
-    raise ValueError(f"bad time control {text!r}: use 'none', 'absolute MAIN', 'byoyomi MAIN PERIOD PERIODS' "
-                     "or 'canadian MAIN PERIOD STONES' (seconds)")
+        return parse_time_settings(text.split())
+    except ValueError as e:
+        raise ValueError(f"bad time control {text!r}: {e} (seconds)") from None
 
 
 def stderr_log(msg: str) -> None:

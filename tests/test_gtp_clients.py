@@ -281,6 +281,57 @@ def test_gtp2ogs_byoyomi_clock_limits_thinking():
         azgo.close()
 
 
+@pytest.mark.parametrize("azgo_black", [True, False], ids=["azgo-black-places", "azgo-white-gives"])
+def test_gtp2ogs_fischer_handicap_session(azgo_black):
+    """gtp2ogs's sequence for a 9x9 handicap game on a Fischer clock (shared/research/gtp.md 5.3): the clock
+    through kata-time_settings fischer-capped once listed, komi 0.5, the handicap placed by azgo as Black
+    (place_free_handicap) or given to it as White (set_free_handicap), the clock re-sent before every genmove,
+    answers inside the time left, and final_score at the end."""
+    main, inc = 10, 1
+    azgo = GtpProcess(azgo_command("--seed", "3", "--lag", "0.2"), eol="\r\n")
+    try:
+        assert "fischer-capped" in azgo.command("kata-list_time_settings").split()
+        azgo.command(f"kata-time_settings fischer-capped {main} {inc} {main} -1")
+        azgo.command("boardsize 9")
+        azgo.command("clear_board")
+        azgo.command("komi 0.5")
+        me = "black" if azgo_black else "white"
+        if azgo_black:
+            stones = azgo.command("place_free_handicap 3").lower().split()
+            assert len(stones) == len(set(stones)) == 3 and all(re.fullmatch(r"[a-hj]\d", v) for v in stones)
+        else:
+            azgo.command("set_free_handicap c3 g7 g3")
+            stones = ["c3", "g7", "g3"]
+        left = float(main)
+        occupied = set(stones)
+        rng = random.Random(4)
+        for ply in range(8):  # White moves first after the handicap
+            colour = "white" if ply % 2 == 0 else "black"
+            if colour != me:
+                free = [f"{c}{r}" for c in "abcdefghj" for r in range(1, 10) if f"{c}{r}" not in occupied]
+                move = rng.choice(free)
+                azgo.command(f"play {colour} {move}")
+                occupied.add(move)
+                continue
+            azgo.command(f"kata-time_settings fischer-capped {main} {inc} {main} -1")
+            azgo.command(f"time_left {me} {int(left)} 0")
+            t0 = time.monotonic()
+            move = azgo.command(f"genmove {me}", timeout=30).lower()
+            spent = time.monotonic() - t0
+            assert spent < left, f"genmove took {spent:.2f} s with {left:.0f} s on the clock"
+            left = min(main, left - spent + inc)
+            assert re.fullmatch(r"[a-hj]\d|pass|resign", move)
+            if move == "resign":
+                break
+            occupied.add(move)
+        score = azgo.command("final_score")
+        assert re.fullmatch(r"[BW]\+\d+(\.\d+)?|0", score), score
+    finally:
+        azgo.close()
+    for line in azgo.stderr_lines:
+        assert not line.startswith(("=", "?", "info", "play")), line
+
+
 # ============================================================================================ Lizzie
 def lizzie_parse_info(line: str, size: int, kata: bool = False) -> list[dict]:
     """Lizzie's Leelaz.parseInfo / MoveData.fromInfo: ``line.substring(5).split(" info ")``, each segment

@@ -295,6 +295,25 @@ def test_set_free_handicap_and_place_free_handicap():
     assert engine.game.to_move == WHITE
 
 
+def test_consecutive_black_plays_at_the_start_count_as_handicap():
+    """gtp2ogs sends an OGS game's handicap stones as consecutive `play black`: White then moves, and the game
+    counts them as handicap (White's resignation bar, as after fixed_handicap)."""
+    engine = make_engine()
+    ok_text("boardsize 19", engine)
+    ok_text("komi 0.5", engine)
+    for v in ("D4", "Q16", "D16"):
+        ok_text(f"play black {v}", engine)
+    assert engine.game.to_move == WHITE and engine.game.handicap_stones == 3
+    move = ok_text("genmove white", engine)
+    assert re.fullmatch(r"[A-HJ-T]\d{1,2}|pass|resign", move)
+    assert engine.game.handicap_stones == 3
+    ok_text("clear_board", engine)
+    ok_text("play black D4", engine)
+    ok_text("play white Q16", engine)
+    ok_text("play black D16", engine)
+    assert engine.game.handicap_stones == 0  # an even game
+
+
 def _write(path: Path, text: str) -> str:
     path.write_text(text)
     return str(path)
@@ -361,8 +380,13 @@ def test_time_commands_accepted_and_malformed_rejected():
                     "kgs-time_settings none", "kgs-time_settings absolute 60",
                     "kgs-time_settings byoyomi 60 10 3", "kgs-time_settings canadian 60 30 5",
                     "kgs-time_settings byoyomi 0 5 1",
-                    "time_left b 120 0", "time_left white 25 3", "time_left B 0 0", "time_left w 7.5 1"):
+                    "time_left b 120 0", "time_left white 25 3", "time_left B 0 0", "time_left w 7.5 1",
+                    "kata-time_settings byoyomi 60 10 3", "kata-time_settings fischer 300 5",
+                    "kata-time_settings fischer-capped 300 5 600 -1", "time_left b 290.5 0"):
         assert one(command, engine).ok, command
+    assert engine.clock.settings.kind == "fischer" and engine.clock.settings.main_limit == 600
+    assert engine.clock.clocks[BLACK].main_left == 290.5
+    assert one("kata-list_time_settings", engine).text == "none absolute byoyomi canadian fischer fischer-capped"
     settings = repr(engine.clock.settings), repr(engine.clock.clocks)
     for command in ("time_settings", "time_settings 1 2", "time_settings a b c", "time_settings -1 1 1",
                     "time_settings 1 1 -1", "time_settings 1 1 1.5", "time_settings nan 1 1",
@@ -371,7 +395,11 @@ def test_time_commands_accepted_and_malformed_rejected():
                     "kgs-time_settings byoyomi 60 10 x", "kgs-time_settings canadian 60 30 0",
                     "kgs-time_settings absolute", "kgs-time_settings absolute inf", "time_left",
                     "time_left b", "time_left b 10", "time_left x 10 0", "time_left b x 0",
-                    "time_left b 10 -1", "time_left b 1e400 0", "time_left b 10 1 1"):
+                    "time_left b 10 -1", "time_left b 1e400 0", "time_left b 10 1 1",
+                    "time_left b 10 2",  # a Fischer clock has no overtime stones
+                    "kata-time_settings fischer 300", "kata-time_settings fischer 300 -5",
+                    "kata-time_settings fischer-capped 300 5 600", "kata-time_settings sudden 300",
+                    "kgs-time_settings fischer 300 5", "kata-time_settings fischer x 5"):
         reply = one(command, engine)
         assert not reply.ok and reply.text.startswith("syntax error"), (command, reply)
         assert (repr(engine.clock.settings), repr(engine.clock.clocks)) == settings, command

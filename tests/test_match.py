@@ -21,7 +21,8 @@ def test_statistics():
     assert wilson(0, 10)[0] == 0 and wilson(10, 10)[1] == 1
     assert parse_time_control("byoyomi 10 1 5").periods == 5
     with pytest.raises(ValueError):
-        parse_time_control("fischer 10 1")
+        parse_time_control("sudden 10 1")
+    assert parse_time_control("fischer 10 1").increment == 1
     # a clean sweep has no finite Elo: printed as -inf/+inf, not as the clamped number
     swept = MatchSummary(4, 0, 4, 0, "azgo", "GNU Go").lines()[2]
     assert swept == "Elo difference: -inf (95% interval -inf .. -7)"

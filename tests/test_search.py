@@ -180,13 +180,50 @@ def play_game_on_clock(settings: TimeSettings, size=9, moves=120, cost=0.02, lag
     TimeSettings("byoyomi", main=0.0, period=1.0, periods=5),
     TimeSettings("byoyomi", main=5.0, period=1.0, periods=1),
     TimeSettings("canadian", main=0.0, period=5.0, stones=5),
-], ids=["absolute10s", "byoyomi5x1s", "main5s+byoyomi1x1s", "canadian5in5s"])
+    TimeSettings("fischer", main=10.0, increment=1.0),
+], ids=["absolute10s", "byoyomi5x1s", "main5s+byoyomi1x1s", "canadian5in5s", "fischer10s+1s"])
 def test_simulated_clock_never_overruns(settings, threads):
     clocks, worst, game = play_game_on_clock(settings, threads=threads)
     assert game.move_number > 60
     for c in (BLACK, WHITE):
         cc = clocks.clocks[c]
         assert not cc.flagged and cc.periods_lost == 0, (c, cc, worst)
+
+
+@pytest.mark.parametrize("size", [9, 19])
+@pytest.mark.parametrize("settings", [
+    TimeSettings("fischer", main=10.0, increment=1.0),
+    TimeSettings("fischer", main=30.0, increment=2.0),
+    TimeSettings("fischer", main=30.0, increment=2.0, main_limit=35.0, max_per_move=3.0),
+], ids=["10s+1s", "30s+2s", "capped30s+2s"])
+def test_fischer_games_lose_no_time_and_use_the_clock(settings, size):
+    """Fischer clocks as gtp2ogs sends them (kata-time_settings): a whole game of moves on 9x9 and 19x19 without a
+    flag, spending most of each increment (not a fixed small budget) and never over the per-move cap."""
+    moves = 120 if size == 9 else 200
+    clocks, worst, game = play_game_on_clock(settings, size=size, moves=moves, lag=0.5)
+    assert game.move_number >= 60
+    for c in (BLACK, WHITE):
+        cc = clocks.clocks[c]
+        assert not cc.flagged and 0 < cc.main_left, (c, cc, worst)
+        if settings.main_limit >= 0:
+            assert cc.main_left <= settings.main_limit
+    if settings.max_per_move >= 0:
+        assert worst <= settings.max_per_move
+    assert worst >= 0.5 * settings.increment  # the increment is used, not thrown away
+
+
+def test_fischer_budget():
+    c = Clock(TimeSettings("fischer", main=30.0, increment=2.0))
+    first = c.budget(BLACK, 0, 361, lag=1.0)
+    assert 2.0 < first < 4.0  # the increment plus a share of the excess
+    c.time_left(BLACK, 1.5, 0)  # less than the increment left: half of it (it comes back after the move)
+    assert c.budget(BLACK, 200, 361, lag=1.0) == pytest.approx(0.75)
+    c.spend(BLACK, 1.0)
+    assert c.clocks[BLACK].main_left == pytest.approx(2.5) and not c.clocks[BLACK].flagged
+    c.spend(BLACK, 3.0)
+    assert c.clocks[BLACK].flagged
+    with pytest.raises(ValueError):
+        c.time_left(BLACK, 10, 1)
 
 
 def test_clock_from_gtp_and_time_left():
