@@ -123,6 +123,8 @@ def test_smoke_recipe_two_generations_killed_twice_and_resumed(tmp_path):
     assert ladder[0].startswith("generation,line") and [r.split(",")[0] for r in ladder[1:]] == ["0", "1", "2"]
     assert (run / "lineage" / "ladder.png").exists()
     card = json.loads((run / "registry" / "smoke7.json").read_text())
+    from azgo.nets.card import validate_card
+    assert validate_card(card) == []  # the schema of the shipped cards, no machine path
     assert card["recipe"]["generation"] == 2 and card["strength"][0]["line"] == "gate"
     assert card["int8"]["value_mae"] <= 0.5
     text = json.dumps(card)

@@ -391,7 +391,7 @@ def export_checkpoint(checkpoint: str | os.PathLike, out: str | os.PathLike, *, 
     onnx_path = export_onnx(model, out, net_name=net, provenance=prov)
     parity = check_parity(model, onnx_path) if check else None
     card = write_card(onnx_path, model, training=ckpt.get("training", "trained (no details recorded)"),
-                      strength=ckpt.get("strength", "not measured"), parity=parity, extra=extra)
+                      strength=ckpt.get("strength", []), parity=parity, extra=extra)
     return onnx_path, card
 
 

@@ -622,6 +622,11 @@ class RecipeRun:
         summary = combined()
         for line in summary.lines():
             self.log(f"[gen {g}] {m.name}: {line}")
+        summary.meta = {"command": relative_paths(f"azgo match -a {shlex.quote(cmd_a)} -b {shlex.quote(cmd_b)} "
+                                                  f"--size {m.size} --komi {m.komi:g}"
+                                                  + (f" --handicap {m.handicap}" if m.handicap else ""),
+                                                  self.r.root, self.dir),
+                        "games_folder": self.rel(folder)}
         return summary
 
     def stage_gate(self, g: int) -> None:
@@ -661,11 +666,13 @@ class RecipeRun:
         from azgo.gtp.match import elo, wilson
         score = (s.a_wins + 0.5 * s.draws) / s.games if s.games else 0.0
         lo, hi = wilson(s.a_wins + 0.5 * s.draws, s.games) if s.games else (0.0, 1.0)
+        meta = getattr(s, "meta", {})
         return {"line": m.name, "opponent": m.opponent, "size": m.size, "komi": m.komi, "handicap": m.handicap,
                 "seconds": m.seconds if not m.visits else None, "visits": m.visits or None, "threads": m.threads,
                 "games": s.games, "wins": s.a_wins, "losses": s.b_wins, "draws": s.draws, "score": round(score, 4),
                 "interval": [round(lo, 4), round(hi, 4)], "elo": round(max(-999.0, min(999.0, elo(score))), 1) + 0.0,
-                "seconds_per_move": {"azgo": s.per_move("a"), "opponent": s.per_move("b")}}
+                "seconds_per_move": {"azgo": s.per_move("a"), "opponent": s.per_move("b")},
+                "command": meta.get("command", ""), "games_folder": meta.get("games_folder", "")}
 
     # ------------------------------------------------------------------ 7. promotion
     def stage_promote(self, g: int) -> None:
