@@ -7,6 +7,14 @@ absolute value error, and positions/s of both models (1 thread, batch 16) in the
 The evaluator makes int8 the default where top-move agreement >= 97% and mean value error <= 0.02.
 
 Usage: python benchmarks/int8_accuracy.py --net NET.onnx SGF_DIR [SGF_DIR...] [--quick]
+
+``--shipped`` measures what users play instead: each packaged network (9x9, 13x13, 19x19) against the int8
+copy that ships beside it, on ``--positions`` real positions of that size from the games in ``docs/strength``
+(default 500), and prints ``RESULT int8_winrate_mae_<N>x<N>``, ``int8_winrate_median_<N>x<N>``,
+``int8_lead_mae_<N>x<N>``, ``int8_lead_median_<N>x<N>`` and ``int8_top1_agreement_<N>x<N>`` (the analysis
+issue's bar: medians <= 0.01 winrate and <= 0.3 points of score lead).
+
+Usage: python benchmarks/int8_accuracy.py --shipped [--positions 500] [--quick]
 """
 
 from __future__ import annotations
@@ -67,14 +75,80 @@ def speed(ev: OnnxEvaluator, x: np.ndarray, legal: np.ndarray, seconds: float) -
     return n / (time.perf_counter() - t)
 
 
+def positions_of_size(sources: list[str], size: int, limit: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``limit`` positions of ``size`` x ``size`` games under ``sources``, a few from each of many games."""
+    files = []
+    for s in sources:
+        files += sorted(glob.glob(os.path.join(s, "**", "*.sgf"), recursive=True))
+    rng = random.Random(seed)
+    rng.shuffle(files)
+    planes, legal = [], []
+    for path in files:
+        try:
+            rec = load_sgf(path)
+        except SgfError:
+            continue
+        if rec.size != size:
+            continue
+        try:
+            game = rec.to_game(0)
+        except SgfError:
+            continue
+        picks = set(rng.sample(range(len(rec.moves)), min(4, len(rec.moves))))
+        for i, (colour, move) in enumerate(rec.moves):
+            if i in picks:
+                planes.append(encode_game(game))
+                legal.append(game.board.legal_mask())
+            try:
+                game.play(move, colour)
+            except ValueError:
+                break
+        if len(planes) >= limit:
+            break
+    return np.stack(planes[:limit]), np.stack(legal[:limit])
+
+
+def shipped(args) -> int:
+    from azgo.nets.quantize import int8_path_for
+    from azgo.nets.registry import default_net_path
+    root = Path(__file__).resolve().parent.parent
+    n_pos = min(args.positions, 200) if args.quick else args.positions
+    results = {}
+    for size in (9, 13, 19):
+        net = default_net_path(size)
+        q = int8_path_for(net)
+        x, legal = positions_of_size([str(root / "docs" / "strength")], size, n_pos, seed=size)
+        acc = compare_int8(net, q, x, legal)
+        print(f"{size}x{size} {net.name} vs {q.name} on {len(x)} positions: winrate |int8 - fp32| median "
+              f"{acc['winrate_median_abs']:.4f} mean {acc['winrate_mae']:.4f}; score lead median "
+              f"{acc['lead_median_abs']:.3f} mean {acc['lead_mae']:.3f} max {acc['lead_max_abs']:.2f} points; "
+              f"top move agreement {acc['top1_agreement']:.3f}")
+        key = f"{size}x{size}"
+        results.update({f"int8_winrate_mae_{key}": f"{acc['winrate_mae']:.4f}",
+                        f"int8_winrate_median_{key}": f"{acc['winrate_median_abs']:.4f}",
+                        f"int8_lead_mae_{key}": f"{acc['lead_mae']:.3f}",
+                        f"int8_lead_median_{key}": f"{acc['lead_median_abs']:.3f}",
+                        f"int8_top1_agreement_{key}": f"{acc['top1_agreement']:.4f}"})
+    for k, v in results.items():
+        print(f"RESULT {k} {v}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("sources", nargs="+", help="SGF files or folders")
-    ap.add_argument("--net", required=True)
+    ap.add_argument("sources", nargs="*", help="SGF files or folders")
+    ap.add_argument("--net")
+    ap.add_argument("--shipped", action="store_true", help="the packaged networks against their shipped int8 copies")
     ap.add_argument("--calibration", type=int, default=256)
     ap.add_argument("--positions", type=int, default=2000)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
+    if args.shipped:
+        if args.positions == 2000:
+            args.positions = 500
+        return shipped(args)
+    if not args.net or not args.sources:
+        ap.error("--net and SGF sources are needed (or --shipped)")
     if args.quick:
         args.positions = min(args.positions, 500)
     x, legal = positions(args.sources, args.calibration + args.positions, seed=1)

@@ -194,7 +194,9 @@ def compare_int8(
 
     ``legal`` ``[n, N*N+1]`` bool (default: every move legal). Returns ``top1_agreement`` (fraction
     of positions where both pick the same highest-probability move), ``value_mae`` and
-    ``value_max_abs`` (value from the side to move), ``policy_max_abs`` (largest probability
+    ``value_max_abs`` (value from the side to move), ``winrate_mae``/``winrate_median_abs`` (the same on the
+    0..1 winrate scale), ``lead_mae``/``lead_median_abs``/``lead_max_abs`` (score lead, points; with a score
+    head), ``policy_max_abs`` (largest probability
     difference), ``policy_l1_mean`` (mean L1 distance between the two distributions) and
     ``positions``. Use real positions: random nets and random planes make top-1 fragile.
     """
@@ -209,14 +211,20 @@ def compare_int8(
     ea, eb = a.evaluate(planes, legal), b.evaluate(planes, legal)
     dv = np.abs(ea.value.astype(np.float64) - eb.value)
     dp = np.abs(ea.policy.astype(np.float64) - eb.policy)
-    return {
+    out = {
         "positions": float(len(planes)),
         "top1_agreement": float(np.mean(ea.policy.argmax(1) == eb.policy.argmax(1))),
         "value_mae": float(dv.mean()),
         "value_max_abs": float(dv.max()),
+        "winrate_mae": float(dv.mean() / 2),  # winrate = (value + 1) / 2
+        "winrate_median_abs": float(np.median(dv) / 2),
         "policy_max_abs": float(dp.max()),
         "policy_l1_mean": float(dp.sum(1).mean()),
     }
+    if ea.score is not None and eb.score is not None:
+        ds = np.abs(ea.score.astype(np.float64) - eb.score)
+        out.update(lead_mae=float(ds.mean()), lead_median_abs=float(np.median(ds)), lead_max_abs=float(ds.max()))
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
