@@ -86,10 +86,3 @@ def move_to_sgf(move: int, size: int) -> str:
         raise CoordinateError(f"move index {move} is off the {size}x{size} board")
     row, col = divmod(move, size)
     return SGF_LETTERS[col] + SGF_LETTERS[row]
-
-
-def move_to_rowcol(move: int, size: int) -> tuple[int, int]:
-    """(row, col) of a point move, row 0 at the top."""
-    if not 0 <= move < size * size:
-        raise CoordinateError(f"move index {move} is not a point of the {size}x{size} board")
-    return divmod(move, size)

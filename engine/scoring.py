@@ -168,14 +168,15 @@ def _lives(pos: _Position, dead: set, color: int, region: list[int]) -> bool:
     return sum(worth for _, worth in _eyes(pos, dead, color, region)) >= 2
 
 
-def _seki(pos: _Position, dead: set, color: int, stones: list[int]) -> bool:
+def _seki(pos: _Position, dead: set, color: int, stones: list[int]) -> list[int] | None:
     """Whether ``stones`` (eyeless or one-eyed) are in seki with a neighbouring enemy chain: their
     liberties are shared with that chain or are their own eye points, the chain's liberties are shared
-    or at most one eye point of its own, and filling any shared liberty would leave the enemy in atari."""
+    or at most one eye point of its own, and filling any shared liberty would leave the enemy in atari.
+    Returns that enemy chain (None: no seki)."""
     opp = 3 - color
     libs = _liberties(pos, dead, stones)
     if len(libs) < 2:
-        return False
+        return None
     own_eyes = {q for q in libs if all(_live(pos, dead, r, color) for r in pos.nbrs[q])}
     seen: set[int] = set()
     for start in {r for q in stones for r in pos.nbrs[q] if _live(pos, dead, r, opp)}:
@@ -190,8 +191,8 @@ def _seki(pos: _Position, dead: set, color: int, stones: list[int]) -> bool:
                 or not libs <= shared | own_eyes:
             continue
         if all(len(_liberties_after(pos, dead, chain, q, opp)) <= 1 for q in shared):
-            return True
-    return False
+            return chain
+    return None
 
 
 def _liberties_after(pos: _Position, dead: set, chain: list[int], point: int, color: int) -> set[int]:
@@ -212,15 +213,23 @@ def dead_stones(board: Board) -> list[int]:
     force, even where a rule stops the capture at once (a recapture that positional superko forbids).
     Meant for finished games; on an unsettled position the answer is only a guess.
     """
+    return final_status(board)[0]
+
+
+def final_status(board: Board) -> tuple[list[int], list[int]]:
+    """(dead stones, stones in seki) of a played-out board, move indices sorted (see `dead_stones`). A seki is
+    an eyeless or one-eyed group and the enemy chain it shares its liberties with, neither able to fill them
+    without being captured: both stay on the board and neither side scores the shared points' owner."""
     pos = _Position(board)
     dead: set[int] = set()
     alive: set[int] = set()
-    while _settle_one(pos, dead, alive):
+    seki: set[int] = set()
+    while _settle_one(pos, dead, alive, seki):
         pass
-    return sorted(dead)
+    return sorted(dead), sorted(seki - dead)
 
 
-def _settle_one(pos: _Position, dead: set, alive: set) -> bool:
+def _settle_one(pos: _Position, dead: set, alive: set, seki: set) -> bool:
     """Decide one more group (largest region first): alive with two eyes (then the enemy stones in its
     eyes are dead unless in seki), or else, when no group can live, the weakest eyeless group (inner
     ones, those not touching a living enemy, first; then fewest liberties of any chain) dies unless in
@@ -245,7 +254,7 @@ def _settle_one(pos: _Position, dead: set, alive: set) -> bool:
         if sum(worth for _, worth in eyes) >= 2 or not border:
             alive.update(stones)
             for eye, _ in eyes:
-                _kill(pos, dead, alive, 3 - color,
+                _kill(pos, dead, alive, seki, 3 - color,
                       [q for q in eye if _live(pos, dead, q, 3 - color) and q not in alive])
             return True
         least = min(len(_liberties(pos, dead, _chain(pos, dead, q))) for q in stones)
@@ -255,11 +264,17 @@ def _settle_one(pos: _Position, dead: set, alive: set) -> bool:
     if not weak:
         return False
     *_, color, stones = min(weak)
-    _kill(pos, dead, alive, color, stones)
+    _kill(pos, dead, alive, seki, color, stones)
     return True
 
 
-def _kill(pos: _Position, dead: set, alive: set, color: int, stones: list[int]) -> None:
-    """Mark ``stones`` dead, or alive when they are in seki."""
+def _kill(pos: _Position, dead: set, alive: set, seki: set, color: int, stones: list[int]) -> None:
+    """Mark ``stones`` dead, or alive (and in ``seki`` with their partner chain) when they are in seki."""
     if stones:
-        (alive if _seki(pos, dead, color, stones) else dead).update(stones)
+        partner = _seki(pos, dead, color, stones)
+        if partner is None:
+            dead.update(stones)
+        else:
+            alive.update(stones)
+            seki.update(stones)
+            seki.update(partner)

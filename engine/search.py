@@ -36,7 +36,7 @@ from . import planes as P
 from .board import BLACK, Board
 from .features import encode_batch_into
 from .ladder import ladder_attacks, losing_escapes
-from .mcts import Node, SearchConfig, exact_value, select, select_compact
+from .mcts import Node, SearchConfig, c_puct_at, exact_value, select, select_compact
 from .memory import release_memory, rss_mb
 from .scoring import area_score
 
@@ -203,10 +203,6 @@ class Searcher:
         self._root_to_move = board.to_move
         self._board_cap = max(16, int(self.config.board_cache_mb * 2 ** 20 / _board_bytes(board)))
         return node.visits
-
-    def advance(self, game) -> int:
-        """Alias of ``set_game`` (after a move was played in ``game``)."""
-        return self.set_game(game)
 
     def _drop_boards(self) -> None:
         for n in self._boards:
@@ -806,7 +802,7 @@ class Searcher:
         if prune and k > 0 and N.sum() > 0:
             total = N.sum()
             best = int(np.argmax(N))
-            c = self.config.c_puct + math.log((1 + total + self.config.c_puct_base) / self.config.c_puct_base)
+            c = c_puct_at(self.config, total)
             sq = math.sqrt(total)
             q = np.where(N > 0, root.W / np.maximum(N, 1), -1.0)
             best_puct = q[best] + c * root.prior[best] * sq / (1 + N[best])

@@ -377,7 +377,7 @@ def genmove_cmd(ctx, sgf_path, move_number, moves, size, komi, color, as_json, *
 @click.option("--engine-b", "-b", required=True, help='GTP command line of engine B, e.g. "gnugo --mode gtp --level 10".')
 @click.option("--games", "-n", default=10, show_default=True, type=click.IntRange(min=1), help="Games (colours alternate; A is Black first).")
 @click.option("--size", default=9, show_default=True, type=click.IntRange(2, 25), help="Board size.")
-@click.option("--komi", default=7.0, show_default=True, type=float, help="Komi.")
+@click.option("--komi", default=7.5, show_default=True, type=float, help="Komi.")
 @click.option("--time", "time_control", default="none", show_default=True,
               help="Time control sent to both engines and enforced: 'absolute MAIN', 'byoyomi MAIN PERIOD PERIODS', "
                    "'canadian MAIN PERIOD STONES', 'fischer MAIN INC' (kata-time_settings), 'fischer-capped MAIN INC LIMIT MAXMOVE'.")

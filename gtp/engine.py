@@ -24,7 +24,7 @@ from azgo.engine.memory import default_memory_mb
 from azgo.engine.threads import plan_threads
 from azgo.engine.player import Player, PlayerConfig
 from azgo.engine.resign import ResignConfig
-from azgo.engine.scoring import area_ownership, dead_stones, result_string
+from azgo.engine.scoring import area_ownership, dead_stones, final_status, result_string
 from azgo.engine.search import Limits, MoveInfo, Searcher
 from azgo.engine.timecontrol import KGS_KINDS, Clock, TimeSettings, parse_time_settings
 
@@ -519,14 +519,23 @@ class GtpEngine:
         status = args[0].lower()
         if status not in ("alive", "dead", "seki"):
             raise GtpError("syntax error: status must be alive, dead or seki")
-        if status == "seki":
-            return ""
         b = self.game.board
+        if status == "seki":  # on a played-out position, by the rules (as dead stones are); else none known
+            if not self.game.over:
+                return ""
+            seki = set(final_status(b)[1])
+            chains = []
+            for m in sorted(seki):
+                if not any(m in ch for ch in chains):
+                    chains.append(b.chain(m))
+            return "\n".join(" ".join(move_to_gtp(m, self.size) for m in ch) for ch in chains)
         dead = self._dead_chains(self.game.over)
         if status == "dead":
             chains = dead
-        else:
+        else:  # alive: neither dead nor (on a played-out position) in seki, as GNU Go lists them
             dead_points = {m for ch in dead for m in ch}
+            if self.game.over:
+                dead_points |= set(final_status(b)[1])
             seen, chains = set(), []
             for m in range(self.size * self.size):
                 if b.color_at(m) in (BLACK, WHITE) and m not in seen and m not in dead_points:

@@ -26,6 +26,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from azgo.engine.atomic import atomic_write
 from azgo.engine.board import BLACK, WHITE, IllegalMove, Rules
 from azgo.engine.coords import CoordinateError, gtp_to_move, move_to_gtp
 from azgo.engine.game import Game
@@ -322,7 +323,7 @@ class MatchSummary:
         return "-" if t is None else f"{t:.2f} ({self.seconds[engine][1]} moves)"
 
 
-def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7.0,
+def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7.5,
               time_settings: TimeSettings | None = None, sgf_dir: str | None = None,
               max_moves: int | None = None, log=print, name_a: str = "", name_b: str = "",
               engine_timeout: float = 600.0, resume: bool = False, replay_crashes: str = "",
@@ -392,7 +393,7 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
                                            root_props={"AZS": str(i), "GC": f"void: {out.reason}"})
                     os.makedirs(os.path.join(sgf_dir, "void"), exist_ok=True)
                     void = os.path.join(sgf_dir, "void", f"game{i:04d}-{tries}.sgf")
-                    _write_atomic(void, write_sgf(rec))
+                    atomic_write(void, write_sgf(rec))
                     void = f", kept in {void}"
                 log(f"game {i + 1}/{games}: void, {out.crashed} died at move {len(out.moves) + 1} ({out.reason})"
                     f"{void}; played again")
@@ -405,7 +406,7 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
             if sgf_dir and out.game is not None:
                 rec = record_from_game(out.game, black=black.name, white=white.name, result=out.result,
                                        root_props={"AZS": str(i), "AZC": _clock_text(clock)})
-                _write_atomic(os.path.join(sgf_dir, f"game{i:04d}.sgf"), write_sgf(rec))
+                atomic_write(os.path.join(sgf_dir, f"game{i:04d}.sgf"), write_sgf(rec))
             per = {c: f"{sec / moves:.2f}" if moves else "-" for c, (sec, moves) in clock.items()}
             log(f"game {i + 1}/{games}: {black.name} (B) vs {white.name} (W): {out.result} ({out.reason}), "
                 f"{len(out.moves)} moves, s/move B {per[BLACK]} W {per[WHITE]}; "
@@ -431,13 +432,6 @@ def _parse_clock(text: str) -> dict:
         except ValueError:
             return {}
     return out
-
-
-def _write_atomic(path: str, data: bytes) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
 
 
 def parse_time_control(text: str) -> TimeSettings:

@@ -224,6 +224,22 @@ def test_hand_made_position_agrees_with_gnugo(gnugo, azgo, tmp_path, position):
     assert theirs == (position.dead, parse_score(position.score)), "recorded answer out of date"
 
 
+def test_seki_is_listed_as_gnugo_lists_it(gnugo, azgo, tmp_path):
+    """final_status_list seki names the stones of both sides of a seki (not alive, not dead), as GNU Go does;
+    positions without one answer empty."""
+    for position in POSITIONS:
+        path = tmp_path / f"{position.name}.sgf"
+        path.write_text(position.sgf())
+        replies = {}
+        for name, program in (("azgo", azgo), ("gnugo", gnugo)):
+            program.send(f"loadsgf {path}")
+            replies[name] = [set(program.send(f"final_status_list {s}").upper().split()) for s in ("seki", "alive")]
+        assert replies["azgo"][0] == replies["gnugo"][0], (position.name, replies)
+        assert not replies["azgo"][0] & replies["azgo"][1]
+        if position.name == "seki":
+            assert replies["azgo"][0]  # the position's seki is found
+
+
 def test_superko_keeps_the_dead_stone_on_the_board(azgo, tmp_path):
     """The lone stone at B1 really cannot be captured at once: azgo refuses Black's A1 (superko)."""
     position = POSITIONS[0]

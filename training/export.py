@@ -41,6 +41,7 @@ import onnx
 import torch
 
 from azgo.engine import planes as P
+from azgo.nets.registry import card_path
 from azgo.training.model import (
     NET_SIZES,
     OUTPUT_NAMES,
@@ -212,11 +213,6 @@ def check_parity(
     if bad:
         raise ExportError("ONNX/torch parity failed: " + "; ".join(bad))
     return report
-
-
-def card_path(onnx_path: str | os.PathLike) -> Path:
-    """``<name>.json`` next to ``<name>.onnx``."""
-    return Path(onnx_path).with_suffix(".json")
 
 
 def write_card(

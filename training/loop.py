@@ -68,6 +68,8 @@ from dataclasses import asdict, dataclass, field
 
 import click
 
+from azgo.engine.atomic import atomic_copy, atomic_write
+
 from .selfplay import SelfPlayConfig
 from .workers import BEST_NET, archive_games, run_selfplay
 
@@ -108,18 +110,7 @@ class LoopConfig:
 
 
 def _atomic_json(path: str, data: dict) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(data, f, indent=2, sort_keys=True)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def _atomic_copy(src: str, dst: str) -> None:
-    tmp = os.path.join(os.path.dirname(dst), f".{os.path.basename(dst)}.tmp")
-    shutil.copyfile(src, tmp)
-    os.replace(tmp, dst)
+    atomic_write(path, json.dumps(data, indent=2, sort_keys=True))
 
 
 LADDER_FIELDS = ("generation", "opponent", "games", "win_rate", "elo", "promoted", "archive_games", "hours")
@@ -184,9 +175,9 @@ class Loop:
             if not best8.exists():  # a loop begun in fp32 and resumed with --precision int8
                 self.quantize(self.state["best"])
             if not dst8.exists() or not filecmp.cmp(best8, dst8, shallow=False):
-                _atomic_copy(str(best8), str(dst8))
+                atomic_copy(str(best8), str(dst8))
         if not os.path.exists(dst) or not filecmp.cmp(best, dst, shallow=False):
-            _atomic_copy(best, dst)
+            atomic_copy(best, dst)
         path = os.path.join(self.dir, "ladder.csv")
         tmp = path + ".tmp"
         with open(tmp, "w", newline="") as f:
@@ -486,7 +477,7 @@ def plot_ladder(csv_path: str, png_path: str) -> bool:
 @click.option("--hours", type=click.FloatRange(min=0, min_open=True), help="Stop starting generations after this much loop time.")
 @click.option("--net", default=LoopConfig.net, show_default=True, help="Network size for generation 0.")
 @click.option("--size", default=9, show_default=True, type=click.IntRange(7, 19))
-@click.option("--komi", default=7.0, show_default=True, type=float)
+@click.option("--komi", default=7.5, show_default=True, type=float)
 @click.option("--games-per-generation", default=LoopConfig.games_per_generation, show_default=True, type=click.IntRange(min=1))
 @click.option("--workers", default=LoopConfig.workers, show_default=True, type=click.IntRange(min=1),
               help="Self-play processes (with --ray: Ray actors, default one per CPU of the cluster).")

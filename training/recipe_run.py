@@ -43,28 +43,14 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from azgo.engine.atomic import atomic_copy, atomic_write
+
 from .recipe import Recipe, RecipeError
 
 STAGES = ("selfplay", "train", "export", "quantize", "gate", "anchors", "promote", "publish")
 LADDER_FIELDS = ("generation", "line", "opponent", "size", "seconds", "games", "wins", "losses", "draws",
                  "score", "elo", "promoted", "core_hours")
 LINEAGE_FILE = "lineage.json"
-
-
-def atomic_write(path: str | os.PathLike, data: bytes | str) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder, then rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data.encode() if isinstance(data, str) else data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def atomic_copy(src: str | os.PathLike, dst: str | os.PathLike) -> None:
-    atomic_write(dst, Path(src).read_bytes())
 
 
 def sha256(path: str | os.PathLike) -> str:

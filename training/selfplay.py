@@ -61,7 +61,7 @@ class SelfPlayConfig:
     """Self-play settings (defaults for 9x9 on a few CPU cores)."""
 
     size: int = 9
-    komi: float = 7.0
+    komi: float = 7.5
     full_visits: int = 160
     cheap_visits: int = 32
     full_prob: float = 0.25

@@ -79,11 +79,10 @@ def _load(path: str, threads: int, seed: int, device: str = "cpu", precision: st
 def network_file(path: str, precision: str) -> str:
     """The file a worker with ``precision`` plays with: ``path``, or its ``.int8.onnx`` sibling for
     "int8" and, where that sibling exists, for "auto" (the Ray driver sends this file's bytes)."""
-    from azgo.nets.evaluator import INT8_SUFFIX
-    from azgo.nets.quantize import int8_path_for
+    from azgo.nets.evaluator import INT8_SUFFIX, int8_sibling
     if precision == "fp32" or path.endswith(INT8_SUFFIX):
         return path
-    sibling = int8_path_for(path)
+    sibling = int8_sibling(path)
     return str(sibling) if sibling.is_file() else path
 
 
@@ -208,7 +207,7 @@ def run_selfplay(out_dir: str, games: int, workers: int, cfg: SelfPlayConfig, ne
               help="Worker processes (with --ray: Ray actors, default one per CPU of the cluster).")
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1), help="onnxruntime threads per worker.")
 @click.option("--size", default=9, show_default=True, type=click.IntRange(7, 19))
-@click.option("--komi", default=7.0, show_default=True, type=float)
+@click.option("--komi", default=7.5, show_default=True, type=float)
 @click.option("--full-visits", default=SelfPlayConfig.full_visits, show_default=True, type=click.IntRange(min=1))
 @click.option("--cheap-visits", default=SelfPlayConfig.cheap_visits, show_default=True, type=click.IntRange(min=1))
 @click.option("--full-prob", default=SelfPlayConfig.full_prob, show_default=True, type=click.FloatRange(0, 1),
