@@ -1,4 +1,5 @@
-"""The ``azgo`` command line (click). Later verbs: gtp, genmove, selfplay, train, export, match."""
+"""The ``azgo`` command line (click): gtp, genmove, board, analysis, match here; the training verbs (selfplay,
+train, export, quantize, shards, loop) load from azgo.training only when used (``LazyGroup``)."""
 
 from __future__ import annotations
 
@@ -184,6 +185,8 @@ class LazyGroup(click.Group):
         "train": "azgo.training.cli:train",
         "export": "azgo.training.cli:export",
         "loop": "azgo.training.loop:loop",
+        "quantize": "azgo.training.cli:quantize",
+        "shards": "azgo.training.cli:shards",
     }
 
     def list_commands(self, ctx):

@@ -1,4 +1,5 @@
-"""scripts/data_shards.py: SGF archives packed into compressed shards under data/ and rebuilt."""
+"""``azgo shards`` (and scripts/data_shards.py, the same code): SGF archives packed into compressed shards under
+data/ and rebuilt."""
 
 import os
 import subprocess
@@ -12,6 +13,11 @@ def run(*args):
     return subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True, check=True)
 
 
+def azgo(*args):
+    return subprocess.run([sys.executable, "-m", "azgo.gtp.cli", "shards", *map(str, args)], capture_output=True,
+                          text=True, check=True)
+
+
 def test_pack_is_incremental_and_unpack_restores_files_and_times(tmp_path):
     src, data, out = tmp_path / "games", tmp_path / "data" / "g", tmp_path / "out"
     src.mkdir()
@@ -22,11 +28,11 @@ def test_pack_is_incremental_and_unpack_restores_files_and_times(tmp_path):
     run("pack", src, data, "--per-shard", 2)
     assert sorted(x.name for x in data.glob("*.tar.xz")) == ["g-0000.tar.xz", "g-0001.tar.xz", "g-0002.tar.xz"]
     (src / "game5.sgf").write_text("(;GM[1]FF[4]SZ[9];W[ee])")
-    res = run("pack", src, data)
-    assert "1 new games packed; 6 in" in res.stdout  # only the new game: shards are never rewritten
+    res = azgo("pack", src, data)
+    assert "1 new games in 1 shards" in res.stdout  # only the new game: shards are never rewritten
     assert (data / "MANIFEST.txt").read_text().split() == [
         "g-0000.tar.xz", "2", "g-0001.tar.xz", "2", "g-0002.tar.xz", "1", "g-0003.tar.xz", "1"]
-    run("unpack", data, out)
+    azgo("unpack", data, out)
     for p in src.iterdir():
         q = out / p.name
         assert q.read_bytes() == p.read_bytes()

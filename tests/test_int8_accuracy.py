@@ -111,3 +111,24 @@ def test_full_range_int8_falls_back_to_fp32_where_it_saturates(tmp_path, monkeyp
     monkeypatch.setattr(ev, "int8_saturates", lambda: True)
     seven = OnnxEvaluator(fp32, EvalConfig(precision="auto"))
     assert seven.path == int8 and seven.precision == "int8" and not ev.int8_full_range(seven.metadata)
+
+
+def test_azgo_quantize_from_games(tmp_path):
+    """``azgo quantize NET --games DIR``: the int8 copy calibrated on positions of real games, with its report."""
+    import glob
+    import subprocess
+    import sys
+    games = sorted(glob.glob(str(Path(__file__).resolve().parent.parent / "docs" / "strength" / "gnugo9" / "*.sgf")))[:20]
+    folder = tmp_path / "games"
+    folder.mkdir()
+    for g in games:
+        (folder / Path(g).name).write_bytes(Path(g).read_bytes())
+    out = subprocess.run([sys.executable, "-m", "azgo.gtp.cli", "quantize", str(NETS / "large9.onnx"), "--games",
+                          str(folder), "--size", "9", "--positions", "64", "--out", str(tmp_path / "q.int8.onnx")],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "top-1 agreement" in out.stdout and "score lead MAE" in out.stdout
+    assert (tmp_path / "q.int8.onnx").exists()
+    bad = subprocess.run([sys.executable, "-m", "azgo.gtp.cli", "quantize", str(NETS / "large9.onnx")],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "--games" in bad.stderr

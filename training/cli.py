@@ -259,3 +259,80 @@ def export(checkpoint, out, parity, bn_data, bn_size, bn_batches):
     except (ExportError, KeyError, RuntimeError, OSError) as e:
         raise click.ClickException(f"cannot export {path}: {e}") from None
     click.echo(f"wrote {onnx_path} ({onnx_path.stat().st_size / 1e6:.2f} MB) and {card}")
+
+
+# ============================================================================================ quantize
+
+@click.command("quantize", context_settings=CONTEXT)
+@click.argument("net", type=click.Path(exists=True, dir_okay=False))
+@click.option("--games", "games", multiple=True, type=click.Path(exists=True),
+              help="SGF games (folder or file, repeatable) whose positions calibrate the int8 copy.")
+@click.option("--calibration", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help=".npy files of float32 planes [n, 26, N, N] (instead of --games).")
+@click.option("--size", type=click.IntRange(7, 19), default=19, show_default=True,
+              help="The board size of the --games positions to use.")
+@click.option("--positions", type=click.IntRange(min=16), default=500, show_default=True)
+@click.option("--keep-fp32", "keep_fp32", multiple=True, metavar="NODE",
+              help="A graph node left unquantized (repeatable), e.g. /stem/conv/Conv.")
+@click.option("--out", type=click.Path(dir_okay=False), help="Output file  [default: <name>.int8.onnx beside NET]")
+@click.option("--note", default="", help="Free text stored with the calibration record.")
+@click.option("--seed", default=0, show_default=True, type=int)
+def quantize(net, games, calibration, size, positions, keep_fp32, out, note, seed):
+    """Make the static int8 (QDQ) copy of a network, calibrated on real positions, and report its accuracy
+    against the fp32 network (top move, value and score lead) on the last 256 of them."""
+    import numpy as np
+
+    from azgo.nets.quantize import compare_int8, quantize_int8
+    from azgo.nets.registry import NetError
+
+    from .calibration import games_of_size, sample_positions
+    from .dataset import find_sgf_files
+    if bool(games) == bool(calibration):
+        raise click.UsageError("give --games (SGF) or --calibration (.npy), one of them")
+    if calibration:
+        arrays = [np.load(f) for f in calibration]
+    else:
+        planes = sample_positions(games_of_size(sorted(find_sgf_files(list(games))), size), positions, seed=seed)
+        if len(planes) == 0:
+            raise click.ClickException(f"no {size}x{size} positions in {' '.join(games)}")
+        arrays = [planes]
+        note = note or f"{len(planes)} positions of {size}x{size} games in {' '.join(games)}"
+    try:
+        path = quantize_int8(net, arrays, out, calibration_note=note, keep_fp32=keep_fp32)
+    except NetError as e:
+        raise click.ClickException(str(e)) from None
+    r = compare_int8(net, path, arrays[0][-min(len(arrays[0]), 256):])
+    lead = f", score lead MAE {r['lead_mae']:.3f} points (median {r['lead_median_abs']:.3f})" if "lead_mae" in r else ""
+    click.echo(f"wrote {path}; on {int(r['positions'])} calibration positions: top-1 agreement "
+               f"{r['top1_agreement']:.3f}, value MAE {r['value_mae']:.4f} (winrate median {r['winrate_median_abs']:.4f})"
+               + lead)
+
+
+# ============================================================================================ shards
+
+@click.group("shards", context_settings=CONTEXT)
+def shards():
+    """SGF archives in git as compressed shards (data/<name>/<name>-NNNN.tar.xz, under 19 MB each)."""
+
+
+@shards.command("pack")
+@click.argument("src", type=click.Path(exists=True, file_okay=False))
+@click.argument("dest", type=click.Path(file_okay=False))
+@click.option("--per-shard", default=2000, show_default=True, type=click.IntRange(min=1))
+def shards_pack(src, dest, per_shard):
+    """Add the games of SRC not yet in DEST's shards as a new shard (never rewrites one)."""
+    from .shards import ShardError, pack
+    try:
+        n, written = pack(src, dest, per_shard)
+    except ShardError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(f"{n} new games in {len(written)} shards; {dest}/MANIFEST.txt lists them all")
+
+
+@shards.command("unpack")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False))
+@click.argument("out", type=click.Path(file_okay=False))
+def shards_unpack(folder, out):
+    """Write the games of FOLDER's shards into OUT (games already there are skipped; file times kept)."""
+    from .shards import unpack
+    click.echo(f"{unpack(folder, out)} games unpacked into {out}")
