@@ -208,7 +208,8 @@ class Match:
     ``komi``, the candidate's ``seconds`` a move (or ``visits``: 0 = by time), ``threads`` for azgo,
     ``handicap`` stones (azgo White), ``level`` for GNU Go. Under ``same_clock`` both engines receive
     the time setting (byo-yomi of ``seconds`` a move): the opponent spends it too. ``parallel`` sub-lines
-    play at once (each in its own folder, one core each), as the campaign ran its lines."""
+    play at once (each in its own folder, one core each), as the campaign ran its lines. An anchor line
+    runs every ``every`` generations (1: each one)."""
 
     name: str = "gate"
     opponent: str = "best"
@@ -222,6 +223,7 @@ class Match:
     level: int = 10
     same_clock: bool = True
     parallel: int = 1
+    every: int = 1
 
 
 @dataclass(frozen=True)
@@ -574,6 +576,7 @@ def _check(r: Recipe, where: str) -> None:
         num(f"{label}.threads", m.threads, 1)
         num(f"{label}.level", m.level, 1, 10)
         num(f"{label}.parallel", m.parallel, 1, m.games)
+        num(f"{label}.every", m.every, 1)
         if not 7 <= m.size <= 19:
             fail(f"{label}.size", f"a board size 7-19, got {m.size}")
         if m.size not in bn:

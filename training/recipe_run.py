@@ -262,6 +262,9 @@ class RecipeRun:
     def run(self, generations: int | None = None) -> None:
         """Run (or resume) until ``generations`` more generations than the run's first are done
         (None: until killed)."""
+        for m in (self.r.gate, *self.r.anchors):  # every opponent program is there before any work
+            if m.opponent != "best":
+                self._opponent(m)
         if self.state is None:
             self.init()
         stop_after = None if generations is None else self.state.setdefault("first_generation",
@@ -539,10 +542,11 @@ class RecipeRun:
                 raise RecipeError(f"{m.name}: GNU Go is not installed (apt-get install gnugo)")
             return f"{exe} --mode gtp --chinese-rules --capture-all-dead --level {m.level}"
         if m.opponent == "pachi":
-            exe = os.environ.get("AZGO_PACHI") or shutil.which("pachi-go") or shutil.which("pachi")
+            built = os.path.expanduser("~/.cache/azgo/pachi/pachi")  # where scripts/build_pachi.sh puts it
+            exe = os.environ.get("AZGO_PACHI") or shutil.which("pachi-go") or (built if os.path.exists(built) else None)
             if exe is None:
-                raise RecipeError(f"{m.name}: Pachi not found (set AZGO_PACHI to its binary; scripts/build_pachi.sh "
-                                  f"builds it)")
+                raise RecipeError(f"{m.name}: Pachi 11.99 not found: build it with scripts/build_pachi.sh (or set "
+                                  f"AZGO_PACHI to its binary)")
             return f"{exe} threads={m.threads},pondering=0,pass_all_alive"
         return m.opponent
 
@@ -642,6 +646,9 @@ class RecipeRun:
         info = self.state["generations"].setdefault(str(g), {})
         lines = {}
         for a in self.r.anchors:
+            if g % a.every:
+                self.log(f"[gen {g}] {a.name}: not this generation (every {a.every})")
+                continue
             s = self._line(g, a, os.path.join(self.gen_dir(g), "anchors", a.name))
             lines[a.name] = self._record(a, s)
         info["anchors"] = lines
@@ -925,7 +932,10 @@ class RecipeRun:
                 rule = (f"; SPRT elo {r.gate.elo0:g} vs {r.gate.elo1:g}, alpha {r.gate.alpha:g}, beta {r.gate.beta:g}"
                         if r.gate.rule == "sprt" else f"; passes at a score >= {r.gate.threshold:g}")
             lines.append(f"  {m.name}: {m.games} games against {m.opponent} on {m.size}x{m.size}, komi {m.komi:g}"
-                         + (f", {m.handicap} handicap stones" if m.handicap else "") + f", {how}{rule}")
+                         + (f", {m.handicap} handicap stones" if m.handicap else "") + f", {how}{rule}"
+                         + (f" ({m.parallel} at once)" if m.parallel > 1 else "")
+                         + (f"; every {m.every} generations" + ("" if g % m.every else ", this one")
+                            if m is not r.gate and m.every > 1 else ""))
         p = r.promotion
         lines.append("  promote: " + (", ".join(f"{n}x{n} -> {p.registry}/{f}" for n, f in sorted(p.entries.items()))
                                       if p.entries else "best network of the run only (no registry entry)"))
