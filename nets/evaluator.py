@@ -65,6 +65,14 @@ SYMMETRY_MODES = ("none", "random", "average")
 PRECISIONS = ("fp32", "int8", "auto")
 SUPPORTED_FORMAT = "1"
 INT8_SUFFIX = ".int8.onnx"
+
+
+def int8_sibling(path: str | os.PathLike) -> Path:
+    """The int8 copy's file beside an fp32 network: ``net.onnx`` -> ``net.int8.onnx`` (the one naming rule)."""
+    p = Path(path)
+    return p.with_name(p.stem + INT8_SUFFIX)
+
+
 CUDA_PROVIDER = "CUDAExecutionProvider"
 CPU_PROVIDER = "CPUExecutionProvider"
 GPU_EXTRA_HINT = ('install onnxruntime-gpu in place of onnxruntime: python3 -m pip install "azgo[gpu]" '
@@ -226,7 +234,7 @@ class OnnxEvaluator:
         want = self.config.precision
         if want == "auto":  # int8 where it is beside the net and the net runs on the CPU
             on_cpu = choose_providers(self.config.device, ort.get_available_providers())[0] == CPU_PROVIDER
-            want = "int8" if on_cpu and Path(path).with_name(Path(path).stem + INT8_SUFFIX).is_file() else "any"
+            want = "int8" if on_cpu and int8_sibling(path).is_file() else "any"
         self.path = self._choose_file(Path(path), want)
         self._want_precision = want
         so = ort.SessionOptions()
@@ -292,7 +300,7 @@ class OnnxEvaluator:
         if path.is_dir():
             raise NetError(f"network path is a directory, not an .onnx file: {path}")
         if precision == "int8" and not path.name.endswith(INT8_SUFFIX):
-            sibling = path.with_name(path.stem + INT8_SUFFIX)
+            sibling = int8_sibling(path)
             if sibling.is_file():
                 return sibling
             # the file itself may still be int8 under another name; checked after loading
@@ -322,7 +330,7 @@ class OnnxEvaluator:
             if want == "int8":
                 raise NetError(
                     f"{path} is a {precision} network and no int8 model was found beside it "
-                    f"(expected {path.with_name(path.stem + INT8_SUFFIX)}); make one with "
+                    f"(expected {int8_sibling(path)}); make one with "
                     f"`python -m azgo.nets.quantize {path} --calibration planes.npy`")
             raise NetError(f"{path} is a {precision} network; use EvalConfig(precision={precision!r})")
 

@@ -39,7 +39,7 @@ import numpy as np
 
 from azgo.engine.planes import NUM_PLANES, ON_BOARD_PLANE
 from azgo.nets.registry import NetError
-from azgo.nets.evaluator import INT8_SUFFIX
+from azgo.nets.evaluator import int8_sibling
 
 
 # 7-bit weights: exact on CPUs with and without VNNI (see the module docstring)
@@ -51,8 +51,7 @@ METHOD = ("onnxruntime.quantization.quantize_static QDQ, per-channel, QUInt8 act
 
 def int8_path_for(fp32_path: str | os.PathLike) -> Path:
     """Conventional location of the int8 model of ``<name>.onnx``: ``<name>.int8.onnx`` beside it."""
-    p = Path(fp32_path)
-    return p.with_name(p.stem + INT8_SUFFIX)
+    return int8_sibling(fp32_path)
 
 
 class _PlanesReader:
