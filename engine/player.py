@@ -37,9 +37,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .board import BLACK, WHITE
+from .board import BLACK, WHITE, Board
 from .resign import ResignConfig, ResignTracker
-from .search import Limits, SearchResult, Searcher, pass_is_safe
+from .scoring import area_score
+from .search import Limits, SearchResult, Searcher
 
 
 def _playable(board, m: int, me: int, exclude: set[int] | None) -> bool:
@@ -154,3 +155,9 @@ class Player:
                                       interval=interval, exclude=exclude)
         move = self.choose(game, exclude)
         return Decision(move, self.should_resign(game, color, result.winrate), result, result.winrate)
+
+
+def pass_is_safe(board: Board, komi: float, color: int) -> bool:
+    """Whether the area score of the board as it stands is a win for ``color``."""
+    s = area_score(board, komi)
+    return s > 0 if color == BLACK else s < 0

@@ -36,9 +36,8 @@ from . import planes as P
 from .board import BLACK, Board
 from .features import encode_batch_into
 from .ladder import ladder_attacks, losing_escapes
-from .mcts import Node, SearchConfig, c_puct_at, exact_value, select, select_compact
+from .mcts import Node, SearchConfig, exact_value, select, select_compact
 from .memory import release_memory, rss_mb
-from .scoring import area_score
 
 
 @dataclass(frozen=True)
@@ -788,36 +787,6 @@ class Searcher:
                 best = int(idx[np.argmax(lcb)])
         return int(root.moves[best])
 
-    def policy_target(self, prune: bool = True) -> np.ndarray:
-        """Root visit counts ``float[N*N+1]``, with KataGo's forced-playout pruning when ``prune``.
-
-        Every child but the most visited loses up to its forced playouts ``sqrt(k P total)`` as long
-        as its PUCT value stays below the best child's; a child left with one visit or less is zeroed.
-        """
-        root = self.root
-        n2 = root.board.size ** 2 + 1
-        out = np.zeros(n2)
-        N = root.N.copy()
-        k = self.config.forced_playouts_k
-        if prune and k > 0 and N.sum() > 0:
-            total = N.sum()
-            best = int(np.argmax(N))
-            c = c_puct_at(self.config, total)
-            sq = math.sqrt(total)
-            q = np.where(N > 0, root.W / np.maximum(N, 1), -1.0)
-            best_puct = q[best] + c * root.prior[best] * sq / (1 + N[best])
-            forced = np.sqrt(k * root.prior * total)
-            for i in range(len(N)):
-                if i == best or N[i] == 0:
-                    continue
-                gap = best_puct - q[i]
-                need = c * root.prior[i] * sq / gap - 1 if gap > 0 else N[i]
-                new = max(N[i] - math.floor(forced[i]), math.ceil(need))
-                new = min(new, N[i])
-                N[i] = 0 if new <= 1 else new
-        out[root.moves] = N
-        return out
-
     # ---------------------------------------------------------------- pondering
     def ponder(self, game, max_visits: int = 1_000_000) -> None:
         """Search the current position in a background thread until ``stop_pondering``."""
@@ -850,12 +819,6 @@ class _GameView:
         self.moves = list(game.moves)
         self.komi = game.komi
         self.board = game.boards[-1]
-
-
-def pass_is_safe(board: Board, komi: float, color: int) -> bool:
-    """Whether the area score of the board as it stands is a win for ``color``."""
-    s = area_score(board, komi)
-    return s > 0 if color == BLACK else s < 0
 
 
 def _board_bytes(board: Board) -> int:

@@ -13,7 +13,9 @@ from azgo.engine.game import Game
 from azgo.engine.mcts import SearchConfig
 from azgo.engine.resign import ResignConfig, ResignTracker, effective_threshold
 from azgo.engine.player import Player, PlayerConfig
-from azgo.engine.search import Limits, Searcher, pass_is_safe
+from azgo.engine.player import pass_is_safe
+from azgo.engine.search import Limits, Searcher
+from azgo.training.targets import policy_target
 from azgo.engine.timecontrol import Clock, TimeSettings
 
 from scripted_eval import FakeClock, ScriptedEvaluator
@@ -112,8 +114,8 @@ def test_noise_forced_playouts_and_pruning():
     root = s.root
     assert not np.allclose(root.prior, root.raw_prior)
     assert root.prior.sum() == pytest.approx(1.0)
-    target = s.policy_target(prune=True)
-    raw = s.policy_target(prune=False)
+    target = policy_target(s, prune=True)
+    raw = policy_target(s, prune=False)
     assert raw.sum() == root.N.sum() and target.sum() < raw.sum()
     assert np.all(target <= raw) and np.all(target == np.round(target))
     assert target.argmax() == raw.argmax() and target.max() == raw.max()

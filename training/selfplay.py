@@ -54,6 +54,7 @@ from azgo.engine.search import Searcher
 from azgo.engine.sgf import FORMAT_VERSION, SgfError, encode_visits, load_sgf, record_from_game, write_sgf
 
 from .dataset import find_sgf_files
+from .targets import policy_target
 
 
 @dataclass(frozen=True)
@@ -307,7 +308,7 @@ class SelfPlayRunner:
         props = {"AZN": str(int(root.N.sum()) if root.expanded else 0), "AZT": "1" if slot.full else "0",
                  "AZQ": f"{root.q():.4f}", "AZV": f"{root.value:.4f}", "AZP": encode_visits(visits, n)}
         if slot.full and root.expanded:
-            target = s.policy_target(prune=cfg.forced_playouts_k > 0)  # the recorded target, computed once
+            target = policy_target(s, prune=cfg.forced_playouts_k > 0)  # the recorded target, computed once
             if cfg.forced_playouts_k > 0:
                 pruned = {int(m): int(target[m]) for m in root.moves if target[m] > 0}
                 if pruned != {k: v for k, v in visits.items() if v > 0}:
