@@ -327,6 +327,7 @@ def neutral_points(moves, size: int, dead: set[str], seki: set[str]) -> list[str
     return out
 
 
+@pytest.mark.slow
 def test_played_out_games_agree_with_gnugo(gnugo, azgo):
     start = time.monotonic()
     skipped: dict[str, int] = {}

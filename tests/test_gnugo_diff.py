@@ -443,6 +443,7 @@ GAME_SETS = [
 @pytest.mark.slow
 @pytest.mark.parametrize("size,label,seeds,fill_prob,max_moves,superko,komi", GAME_SETS,
                          ids=[f"{s}x{s}-{lab}" for s, lab, *_ in GAME_SETS])
+@pytest.mark.slow
 def test_random_games_agree(gnugo, size, label, seeds, fill_prob, max_moves, superko, komi):
     total = run_games(gnugo, size, seeds, fill_prob=fill_prob, max_moves=max_moves,
                       rules=Rules(superko=superko), komi=komi, label=label)

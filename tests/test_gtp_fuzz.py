@@ -25,6 +25,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from azgo.gtp.config import EngineConfig
 from azgo.gtp.engine import GtpEngine
 from azgo.gtp.loop import run
@@ -256,6 +258,7 @@ def snapshot(engine: GtpEngine):
             repr(engine.clock.settings), repr(engine.clock.clocks), engine.quit_requested)
 
 
+@pytest.mark.slow
 def test_fuzz_in_process(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # printsgf FILE writes relative to the working directory
     files = sgf_files(tmp_path)
@@ -298,6 +301,7 @@ def test_fuzz_in_process(tmp_path, monkeypatch):
 # ----------------------------------------------------------------------------------------- real process
 
 
+@pytest.mark.slow
 def test_fuzz_real_process(tmp_path):
     """One ``azgo gtp --visits 2`` process (default network) takes every line, each followed by the
     probes ``showboard`` and ``printsgf``; a failed line must leave both probes as they were."""

@@ -15,6 +15,7 @@ LOOP = [sys.executable, "-m", "azgo.gtp.cli", "loop", "--net", "b2c16", "--size"
         "--gate-games", "2", "--gate-visits", "4", "--seed", "3"]
 
 
+@pytest.mark.slow
 def test_loop_killed_and_resumed(tmp_path):
     pytest.importorskip("torch")
     folder = tmp_path / "loop"
@@ -124,6 +125,7 @@ def test_loop_gate_replayed_after_a_kill_before_its_save(tmp_path, monkeypatch):
     assert loop_mod.Loop(folder, cfg).state["best"] == 1
 
 
+@pytest.mark.slow
 def test_loop_int8_keep_fp32_names_an_unknown_node_plainly(tmp_path):
     """A --int8-keep-fp32 node the network lacks stops the loop with a one-line error, not a traceback;
     without --precision int8 the option is refused before anything runs."""
@@ -140,6 +142,7 @@ def test_loop_int8_keep_fp32_names_an_unknown_node_plainly(tmp_path):
     assert not (tmp_path / "other").exists()
 
 
+@pytest.mark.slow
 def test_loop_int8_quantizes_each_generation_and_plays_with_it(tmp_path, gnugo_path):
     """--precision int8: every generation gets a calibrated int8 copy, and self-play plays the best one;
     --anchor: each generation then plays GNU Go (the real one), a ladder row of its own."""
@@ -294,6 +297,7 @@ def test_loop_anchor_rejects_a_gate_winner_that_plays_the_anchor_worse(tmp_path,
     assert filecmp.cmp(os.path.join(lp.games_dir, "best.onnx"), lp.net_path(0), shallow=False)
 
 
+@pytest.mark.slow
 def test_loop_anchor_promotes_and_survives_a_kill(tmp_path, monkeypatch):
     """A gate winner that scores against the anchor as well as the best (2 of 4 each; the margin lets
     a little worse through too) is promoted; a loop killed after the anchor games but before the save

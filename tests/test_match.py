@@ -29,6 +29,7 @@ def test_statistics():
     assert MatchSummary(10, 6, 4, 0, "a", "b").lines()[2].startswith("Elo difference: +70 (95% interval -137 .. ")
 
 
+@pytest.mark.slow
 @needs_gnugo
 def test_whole_9x9_game_against_gnugo(tmp_path):
     out = subprocess.run(
@@ -50,6 +51,7 @@ def test_whole_9x9_game_against_gnugo(tmp_path):
     assert len(progress) == 2
 
 
+@pytest.mark.slow
 def test_games_of_one_match_differ():
     """A new game forgets the last one's cache and tree, so random symmetries give new games."""
     from azgo.gtp.match import GtpClient, play_game
@@ -63,6 +65,7 @@ def test_games_of_one_match_differ():
     assert len(set(games)) > 1
 
 
+@pytest.mark.slow
 @needs_gnugo
 def test_match_resume_plays_only_missing_games(tmp_path):
     """A killed match goes on: --resume counts the SGFs already written and plays only the gaps."""
@@ -135,6 +138,7 @@ def test_an_engine_that_dies_is_restarted_and_its_game_void_when_asked(tmp_path,
         assert "passer won 2, crasher won 0" in res.stdout
 
 
+@pytest.mark.slow
 @needs_gnugo
 def test_handicap_match_records_stones_and_each_engines_seconds(tmp_path):
     """--handicap N: both engines place the GTP stones, White moves first; every game's SGF has the stones

@@ -12,6 +12,7 @@ from azgo.engine.sgf import load_sgf
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+@pytest.mark.slow
 def test_smoke_pipeline(tmp_path):
     pytest.importorskip("torch")
     from azgo.nets.evaluator import OnnxEvaluator

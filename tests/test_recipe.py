@@ -42,6 +42,7 @@ def _variant(tmp_path, old: str, new: str, name="bad.toml") -> Path:
     ("bn_sizes = [7]", "bn_sizes = [9]", "gate.size: no network is exported for 7x7"),
     ("fair = { 7 = 9.0 }", "fair = { 9 = 7.0 }", "selfplay.komi.fair: no fair komi for board size 7"),
 ])
+@pytest.mark.slow
 def test_a_bad_field_fails_before_any_work_naming_the_field(tmp_path, old, new, field):
     bad = _variant(tmp_path, old, new)
     with pytest.raises(RecipeError, match=field.replace("[", r"\[").replace("(", r"\(")):

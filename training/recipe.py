@@ -40,7 +40,6 @@ import sys
 from dataclasses import MISSING as _MISSING
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
-from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib

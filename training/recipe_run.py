@@ -222,6 +222,8 @@ class RecipeRun:
         """Generation 0 from ``[start]``: its checkpoint (or a random one) and its networks."""
         import torch
 
+        from azgo.nets.quantize import int8_path_for
+
         from .export import export_checkpoint
         from .model import build_model
         g0 = self.gen_dir(0)
@@ -243,7 +245,6 @@ class RecipeRun:
             out = os.path.join(g0, f"net{n}.onnx")
             if n in st.nets:
                 atomic_copy(self.r.resolve(st.nets[n]), out)
-                from azgo.nets.quantize import int8_path_for
                 src8 = int8_path_for(self.r.resolve(st.nets[n]))
                 if src8.exists():
                     atomic_copy(src8, int8_path_for(out))
@@ -252,7 +253,6 @@ class RecipeRun:
             nets[str(n)] = out
         if self.r.quantize.enabled:
             for n, path in nets.items():
-                from azgo.nets.quantize import int8_path_for
                 if not int8_path_for(path).exists():
                     self._quantize_one(path, int(n), [], 0)
         self.log(f"[start] generation 0 is {how}")

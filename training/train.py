@@ -1,112 +1,65 @@
-"""The training loop behind ``azgo train``: SGF archives -> `AzNet` checkpoints (torch, CPU).
+"""The training loop behind ``azgo train``: SGF archives -> `AzNet` checkpoints (torch; CPU or CUDA).
 
-Data: :mod:`azgo.training.dataset` (window of recent games, ~5% held out by file-name hash, 8-fold
-random symmetry per sample, decoded-position cache).
+One run in stages: what it continues from (a new run, ``--init``, or ``--resume`` of its own checkpoint),
+the data (:mod:`azgo.training.dataset`: a window of recent games, ~5% held out by file-name hash, 8-fold random
+symmetry per sample, source weights and shares, a board-size mix, policy surprise weighting), the model,
+optimiser and random state, the steps with their validations, checkpoints and logs. The parts live in their
+own modules: the objective and optimiser in :mod:`~azgo.training.losses`, checkpoints in
+:mod:`~azgo.training.checkpoints`, provenance in :mod:`~azgo.training.provenance`, weight averaging in
+:mod:`~azgo.training.swa`, logs in :mod:`~azgo.training.runlogs`, the device in :mod:`~azgo.training.device`,
+signals in :mod:`~azgo.training.signals`.
 
-Losses (``loss_weights``, default ``1, 1, 0.5, 0.2``)::
-
-    loss = w_p * policy + w_v * value + w_o * ownership + w_s * score      (+ L2 via weight decay)
-
-* policy: cross-entropy with the soft target, ``-sum(pi * log_softmax(logits))``, mean over the batch;
-* value: squared error of the tanh value against the game result (+1/0/-1, side to move), only for
-  samples with a known result (others weigh 0);
-* ownership: squared error per point, mean over the board, only for games played to the end;
-* score: Huber loss (delta 1) on ``score / 20`` against the final area margin / 20, same samples.
-
-Weighted terms are summed over the batch and divided by the batch size, so a sample without a
-target contributes nothing. The logged per-head values are means over the samples that have the
-target; ``loss`` is the objective above.
-
-Device (``device``, ``azgo train --device``): "auto" (CUDA when ``torch.cuda.is_available()``, else
-the CPU), "cpu", "cuda" or "cuda:N". On CUDA the forward pass runs under ``torch.autocast`` (float16)
-with a ``GradScaler`` (mixed precision; the losses are computed in float32); on the CPU everything is
-float32 as before. Checkpoints always hold CPU tensors, so a checkpoint written on a GPU resumes, exports
-and loads on a machine without one, and the other way round.
-
-Optimizer: SGD, momentum 0.9, weight decay 1e-4 (on convolution and linear weights; not on batch-norm
-parameters and biases), learning rate ``lr`` (default 0.02) times ``lr_decay`` for every step
-milestone in ``lr_steps`` already passed (the rate is a pure function of the step, so a resumed run
-follows the same schedule). Default batch 256.
+Device (``device``, ``azgo train --device``): "auto" (CUDA when ``torch.cuda.is_available()``, else the CPU),
+"cpu", "cuda" or "cuda:N". On CUDA the forward pass runs under ``torch.autocast`` (float16) with a
+``GradScaler`` (the losses in float32); on the CPU everything is float32. Checkpoints always hold CPU
+tensors, so a checkpoint written on a GPU resumes, exports and loads on a machine without one.
 
 Checkpoints (``<out>/checkpoint.pt``) are written every ``checkpoint_every`` steps, at the end and on
-SIGINT/SIGTERM (at a step boundary), atomically: ``torch.save`` to a hidden temporary file in the
-same folder, ``fsync``, then ``os.replace``; a kill at any moment leaves the previous complete
-checkpoint. A checkpoint holds ``net``, ``model``, ``optimizer``, ``step``, the RNG states
-(numpy sampler, torch, python), ``args``, ``data_files`` (the exact game files, so ``--resume``
-reloads the same data) and ``training`` (provenance, read by ``azgo export`` into the net card).
-Everything in it loads with ``torch.load(weights_only=True)``. Resuming from a checkpoint written at
-step S and training to step N gives bit-for-bit the weights of an uninterrupted run to N (same
-threads, same machine, on the CPU; CUDA kernels and mixed precision are not bit-reproducible). A CUDA
-run also saves its ``GradScaler`` state (``scaler``). The device is not taken from the checkpoint:
-``--resume`` runs on the ``--device`` given now.
+SIGINT/SIGTERM (at a step boundary), atomically. A checkpoint holds ``net``, ``model``, ``optimizer``,
+``step``, the RNG states (numpy sampler, torch, python), ``args``, ``data_files`` (the exact game files, so
+``--resume`` reloads the same data) and ``training`` (provenance). Resuming from a checkpoint written at step
+S and training to step N gives bit-for-bit the weights of an uninterrupted run to N (same threads, same
+machine, on the CPU). The device is not taken from the checkpoint: ``--resume`` runs on the ``--device``
+given now.
 
-Stochastic weight averaging (``swa_from`` > 0; KataGo exports such averages): the weights after every
-``swa_every``-th step from ``swa_from`` on (batch-norm statistics included) join a running mean, which
-checkpoints carry (``swa``: ``model``, ``count``), so a resumed run averages the same snapshots. At the
-last step the average is validated on the held-out batches and written to ``<out>/swa.pt``, a
-checkpoint without optimiser that ``azgo export`` and ``--init`` read like any other.
-
-Policy surprise weighting (``surprise_weight`` > 0, KataGo's "policy surprise"): positions that self-play
-marked with ``AZK`` (the KL of its search target from the network's prior) are drawn in proportion to
-``1 - w + w * AZK / mean AZK`` (per board size), so training sees more of the positions where the search
-corrected the network; the validation batches stay unweighted.
-
-Board-size mix (``size_mix``, e.g. ``{19: 0.6, 13: 0.3, 9: 0.1}``): each batch's board size is drawn with
-these weights instead of in proportion to the positions of each size, so the size the strength table
-needs most can get more steps than its share of the data. ``max_final_margin`` > 0 removes the
-ownership and score targets of games that ended with an area margin above that share of the board
-(played out until the loser had nothing left), in training and validation alike.
-
-Source weights (``source_weights``, ``[[source, sample, policy], ...]``): the training games under a source
-are drawn ``sample`` times as often as others (position for position) and their policy loss is scaled by
-``policy`` (e.g. games against GNU Go, wanted for the value of the positions its play leads into, not
-for its moves); the policy loss is ``sum(policy_w * ce) / batch``, its logged mean is over ``policy_w``.
-Source shares (``source_shares``, ``[[source, share], ...]``) state the same as shares instead: the
-positions under a source make ``share`` of the draws of each board size's batches, whatever their count
-(``azgo.training.dataset.share_weights``); they replace the sample weights, not the policy weights.
+Board-size mix (``size_mix``), ``max_final_margin``, source weights (``source_weights``: sample and policy
+weight per source) and source shares (``source_shares``: a source's share of its size's draws,
+``azgo.training.dataset.share_weights``) shape what each batch draws; the policy loss is
+``sum(policy_w * ce) / batch``.
 
 Logs: ``<out>/train_log.csv`` (one row per ``log_every`` steps, ``kind=train``, and one per validation,
-``kind=val``; on resume the rows after the checkpoint's step are dropped so the file stays
-consistent), TensorBoard event files in ``<out>/tb`` when the ``tensorboard`` package is installed,
-and a tqdm progress bar on stderr.
+``kind=val``; on resume the rows after the checkpoint's step are dropped), TensorBoard event files in
+``<out>/tb`` when the ``tensorboard`` package is installed, and a tqdm progress bar on stderr.
 """
 
 from __future__ import annotations
 
-import copy
-import csv
 import dataclasses
 import math
 import os
 import random
-import signal
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
-from azgo.engine.planes import FEATURE_VERSION
 from azgo.training import dataset as D
-from azgo.training.model import NET_SIZES, SCORE_SCALE, AzNet, build_model, count_parameters
+from azgo.training.model import NET_SIZES, AzNet, build_model, count_parameters
 
-CHECKPOINT_NAME = "checkpoint.pt"
-LOG_NAME = "train_log.csv"
-TB_DIR = "tb"
-CHECKPOINT_FORMAT = 1
-DEFAULT_LOSS_WEIGHTS = (1.0, 1.0, 0.5, 0.2)
-HEADS = ("policy", "value", "ownership", "score")
-LOG_FIELDS = ("time_utc", "elapsed_s", "step", "kind", "lr", "samples", "loss", "policy", "value",
-              "ownership", "score", "policy_acc", "samples_per_s")
-
-
-class TrainError(RuntimeError):
-    """A training run cannot start or continue (the message says why)."""
+from .checkpoints import (CHECKPOINT_FORMAT, CHECKPOINT_NAME, _as_random_state, _plain,  # noqa: F401
+                          checkpoint_path, load_checkpoint, remove_stale_temporaries, save_atomic)
+from .device import device_text, parse_device, resolve_device  # noqa: F401
+from .errors import TrainError
+from .losses import (DEFAULT_LOSS_WEIGHTS, HEADS, MetricMeans, _cpu, compute_losses, lr_at,  # noqa: F401
+                     make_optimizer, to_tensors)
+from .provenance import Provenance
+from .runlogs import LOG_FIELDS, LOG_NAME, TB_DIR, CsvLog, open_tensorboard, utc_now  # noqa: F401
+from .signals import StopFlag
+from .swa import SWA_NAME, swa_due, swa_model, swa_update  # noqa: F401
 
 
 @dataclass
@@ -177,271 +130,7 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
 
-def parse_device(spec: str) -> tuple[str, int | None]:
-    """``("auto"|"cpu"|"cuda", index or None)`` from "auto", "cpu", "cuda" or "cuda:N"; TrainError else."""
-    from azgo.nets.evaluator import parse_device as parse
-    try:
-        return parse(spec)
-    except ValueError as e:
-        raise TrainError(str(e)) from None
-
-
-def resolve_device(spec: str) -> torch.device:
-    """The torch device for a ``--device`` setting ("auto": CUDA when torch sees a GPU, else the CPU).
-
-    Raises TrainError with the reason when CUDA is asked for and torch cannot use it.
-    """
-    kind, index = parse_device(spec)
-    if kind == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if kind == "cpu":
-        return torch.device("cpu")
-    if not torch.cuda.is_available():
-        build = (f"this torch {torch.__version__} was built without CUDA" if torch.version.cuda is None
-                 else f"torch {torch.__version__} (CUDA {torch.version.cuda}) finds no usable GPU or driver")
-        raise TrainError(f"--device {spec}: torch sees no CUDA GPU ({build}). Use --device cpu (or auto), "
-                         "or install a CUDA build of torch on a machine with an NVIDIA GPU")
-    count = torch.cuda.device_count()
-    if index is not None and index >= count:
-        raise TrainError(f"--device {spec}: torch sees {count} CUDA device(s), numbered 0..{count - 1}")
-    return torch.device("cuda", index if index is not None else torch.cuda.current_device())
-
-
-def lr_at(config: TrainConfig, step: int) -> float:
-    """Learning rate for the update that makes step ``step + 1`` (step decay at ``lr_steps``)."""
-    passed = sum(1 for m in config.lr_steps if step >= m)
-    return config.lr * config.lr_decay ** passed
-
-
-def make_optimizer(model: torch.nn.Module, config: TrainConfig) -> torch.optim.SGD:
-    """SGD with momentum; weight decay on conv/linear weights only (not on BN parameters or biases)."""
-    decay, no_decay = [], []
-    for p in model.parameters():
-        (decay if p.ndim > 1 else no_decay).append(p)
-    groups = [{"params": decay, "weight_decay": config.weight_decay},
-              {"params": no_decay, "weight_decay": 0.0}]
-    return torch.optim.SGD(groups, lr=config.lr, momentum=config.momentum)
-
-
-def to_tensors(batch: dict[str, np.ndarray], device: torch.device | None = None) -> dict[str, torch.Tensor]:
-    """The batch's arrays as tensors (sharing memory on the CPU; copied to ``device`` otherwise)."""
-    out = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in batch.items()}
-    if device is not None and device.type != "cpu":
-        out = {k: v.to(device, non_blocking=True) for k, v in out.items()}
-    return out
-
-
-def _cpu(obj: Any) -> Any:
-    """``obj`` with every tensor in it (nested dicts/lists) on the CPU (a CPU tensor is kept as is)."""
-    if isinstance(obj, torch.Tensor):
-        return obj.detach().cpu()
-    if isinstance(obj, dict):
-        return {k: _cpu(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(_cpu(v) for v in obj)
-    return obj
-
-
-def compute_losses(outputs, batch: dict[str, torch.Tensor], weights=DEFAULT_LOSS_WEIGHTS):
-    """``(objective, metrics)`` for network ``outputs`` on a batch (see the module docstring).
-
-    ``metrics`` holds plain floats: ``loss``, the per-head means over samples having the target,
-    ``policy_acc`` (top-1 agreement with the target's argmax) and the weight sums.
-    """
-    policy, value, ownership, score = outputs
-    b = policy.shape[0]
-    logp = F.log_softmax(policy, dim=1)
-    pol = -(batch["policy"] * logp).sum(dim=1)
-    pw = batch.get("policy_w")
-    if pw is None:
-        pw = torch.ones_like(pol)
-    vw, fw = batch["value_w"], batch["final_w"]
-    val = (value - batch["value"]) ** 2
-    own = ((ownership - batch["ownership"]) ** 2).mean(dim=1)
-    sco = F.huber_loss(score / SCORE_SCALE, batch["score"] / SCORE_SCALE, reduction="none", delta=1.0)
-    sums = ((pol * pw).sum(), (val * vw).sum(), (own * fw).sum(), (sco * fw).sum())  # weighted, per head
-    total = sum(w * t / b for w, t in zip(weights, sums))
-    with torch.no_grad():
-        vsum, fsum, psum = float(vw.sum()), float(fw.sum()), float(pw.sum())
-        pol_s, val_s, own_s, sco_s = (float(t) for t in sums)
-        metrics = {
-            "loss": float(total),
-            "policy": pol_s / psum if psum else math.nan,
-            "value": val_s / vsum if vsum else math.nan,
-            "ownership": own_s / fsum if fsum else math.nan,
-            "score": sco_s / fsum if fsum else math.nan,
-            "policy_acc": float((policy.argmax(1) == batch["policy"].argmax(1)).float().mean()),
-            "value_n": vsum, "final_n": fsum, "policy_n": psum, "n": float(b),
-        }
-    return total, metrics
-
-
-class MetricMeans:
-    """Averages of per-batch metrics, weighted by the samples that had each target."""
-
-    def __init__(self) -> None:
-        self.sums: dict[str, float] = {}
-        self.weights: dict[str, float] = {}
-
-    def add(self, m: dict[str, float]) -> None:
-        w_of = {"value": m["value_n"], "ownership": m["final_n"], "score": m["final_n"],
-                "policy": m["policy_n"]}
-        for k in ("loss", "policy", "value", "ownership", "score", "policy_acc"):
-            w = w_of.get(k, m["n"])
-            if w and not math.isnan(m[k]):
-                self.sums[k] = self.sums.get(k, 0.0) + m[k] * w
-                self.weights[k] = self.weights.get(k, 0.0) + w
-
-    def means(self) -> dict[str, float]:
-        return {k: self.sums[k] / self.weights[k] for k in self.sums if self.weights[k]}
-
-    def __bool__(self) -> bool:
-        return bool(self.sums)
-
-
-# ------------------------------------------------------------------------------------- checkpoints
-
-def save_atomic(obj: Any, path: str | os.PathLike) -> Path:
-    """``torch.save`` to a hidden temporary file beside ``path``, fsync, then ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as f:
-            torch.save(obj, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise
-    try:
-        fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
-    return path
-
-
-def remove_stale_temporaries(path: str | os.PathLike) -> list[Path]:
-    """Delete temporary files a killed `save_atomic` left beside ``path``; returns them."""
-    path = Path(path)
-    stale = sorted(path.parent.glob(f".{path.name}.*.tmp"))
-    for p in stale:
-        try:
-            p.unlink()
-        except OSError:
-            pass
-    return stale
-
-
-def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
-    """A checkpoint dict (``torch.load(weights_only=True)``); TrainError if unreadable."""
-    try:
-        ckpt = torch.load(str(path), map_location="cpu", weights_only=True)
-    except FileNotFoundError:
-        raise TrainError(f"no checkpoint at {path}") from None
-    except Exception as e:
-        raise TrainError(f"cannot read checkpoint {path}: {e}") from None
-    if not isinstance(ckpt, dict) or "model" not in ckpt or "net" not in ckpt:
-        raise TrainError(f"{path} is not an azgo training checkpoint (no 'net'/'model')")
-    return ckpt
-
-
-def checkpoint_path(out: str | os.PathLike) -> Path:
-    return Path(out) / CHECKPOINT_NAME
-
-
-# ------------------------------------------------------------------------------------- logs
-
-def _utc() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-class CsvLog:
-    """``train_log.csv``: header once, rows appended and flushed; `truncate_after` for resumes."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def truncate_after(self, step: int) -> None:
-        """Drop rows logged after ``step`` (and any torn last line), atomically."""
-        if not self.path.exists():
-            return
-        text = self.path.read_text(errors="replace")
-        lines = text.splitlines(keepends=True)
-        if not lines or lines[0].strip() != ",".join(LOG_FIELDS):
-            self.path.replace(self.path.with_name(self.path.name + ".old"))
-            return
-        keep = [lines[0]]
-        for line in lines[1:]:
-            if not line.endswith("\n"):
-                break
-            row = next(csv.reader([line]), [])
-            if len(row) != len(LOG_FIELDS):
-                continue
-            try:
-                if int(row[2]) > step:
-                    continue
-            except ValueError:
-                continue
-            keep.append(line)
-        tmp = self.path.with_name(f".{self.path.name}.tmp")
-        tmp.write_text("".join(keep))
-        os.replace(tmp, self.path)
-
-    def write(self, row: dict[str, Any]) -> None:
-        new = not self.path.exists() or self.path.stat().st_size == 0
-        with open(self.path, "a", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=LOG_FIELDS, extrasaction="ignore")
-            if new:
-                w.writeheader()
-            w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
-            f.flush()
-
-
-def open_tensorboard(folder: Path, purge_step: int | None, log: Callable[[str], None]):
-    """A ``SummaryWriter`` or None (with a note) when ``tensorboard`` is not installed."""
-    try:
-        from torch.utils.tensorboard import SummaryWriter
-    except Exception as e:  # ImportError, or a broken tensorboard install
-        log(f"note: TensorBoard logs off ({type(e).__name__}: {e}); CSV only")
-        return None
-    return SummaryWriter(str(folder), purge_step=purge_step)
-
-
 # ------------------------------------------------------------------------------------- the run
-
-class _StopFlag:
-    """Turns SIGINT/SIGTERM into a flag checked at step boundaries (restored on exit)."""
-
-    def __init__(self) -> None:
-        self.signal: int | None = None
-        self._old: dict[int, Any] = {}
-
-    def __enter__(self):
-        for s in (signal.SIGINT, signal.SIGTERM):
-            try:
-                self._old[s] = signal.signal(s, self._handle)
-            except (ValueError, OSError):  # not the main thread
-                pass
-        return self
-
-    def _handle(self, signum, frame) -> None:
-        if self.signal is not None:  # second signal: give up at once
-            raise KeyboardInterrupt
-        self.signal = signum
-
-    def __exit__(self, *exc) -> None:
-        for s, h in self._old.items():
-            signal.signal(s, h)
-
 
 def _stderr(msg: str) -> None:
     try:
@@ -671,95 +360,9 @@ def validate(state: TrainState, val_batches: list[dict[str, np.ndarray]], weight
     return means.means()
 
 
-# ---- stage 4b: stochastic weight averaging (as KataGo exports averaged snapshots)
-
-def swa_due(config: TrainConfig, step: int) -> bool:
-    """Whether the weights after ``step`` join the average (every ``swa_every``-th step from ``swa_from``)."""
-    return config.swa_from > 0 and step >= config.swa_from and (step - config.swa_from) % config.swa_every == 0
-
-
-def swa_update(state: TrainState) -> None:
-    """Add the current weights (and batch-norm statistics) to the running mean of snapshots."""
-    current = _cpu(state.model.state_dict())
-    n = state.swa_count
-    if state.swa is None or n == 0:
-        state.swa = {k: v.detach().clone().float() if v.is_floating_point() else v.clone() for k, v in current.items()}
-    else:
-        for k, v in current.items():
-            if v.is_floating_point():
-                state.swa[k].add_((v.float() - state.swa[k]) / (n + 1))
-            else:  # counters such as num_batches_tracked
-                state.swa[k] = v.clone()
-    state.swa_count = n + 1
-
-
-def swa_model(state: TrainState) -> AzNet:
-    """A copy of the model holding the averaged weights (on the state's device, eval mode)."""
-    model = copy.deepcopy(state.model)
-    dtypes = {k: v.dtype for k, v in model.state_dict().items()}
-    model.load_state_dict({k: v.to(dtype=dtypes[k]) for k, v in state.swa.items()})
-    return model.eval()
-
-
 # ---- stage 5: provenance and checkpoint
 
-class _Provenance:
-    """The ``training`` record of a checkpoint (read by ``azgo export`` into the net card).
-
-    Carries over a resumed run's start time, commands, lineage, training seconds and last validation.
-    """
-
-    def __init__(self, start: _Start, command: str | None) -> None:
-        prev = start.resumed.get("training") if start.resumed is not None else None
-        prev = prev if isinstance(prev, dict) else {}
-        self.started_utc = prev.get("started_utc") or _utc()
-        self.commands = list(prev.get("commands", [])) + ([command] if command else [])
-        self.lineage = list(prev.get("lineage", []))
-        if start.init is not None:
-            raw = start.init.get("training")
-            parent = raw if isinstance(raw, dict) else {}
-            self.lineage = list(parent.get("lineage", [])) + [{
-                "checkpoint": os.path.abspath(start.config.init), "net": start.init["net"],
-                "steps": parent.get("steps", start.init.get("step")), "samples": parent.get("samples"),
-                "games": parent.get("games"), "positions": parent.get("positions"),
-                "description": parent.get("summary") if parent else (str(raw) if raw else None),
-            }]
-        self.last_val: dict[str, float] | None = prev.get("last_validation")
-        self.elapsed_base = float(prev.get("train_seconds", 0.0))
-        self.run_t0 = time.perf_counter()
-
-    def elapsed(self) -> float:
-        """Training seconds over all runs of this checkpoint so far."""
-        return self.elapsed_base + time.perf_counter() - self.run_t0
-
-    def record(self, config: TrainConfig, step: int, summary, device: torch.device) -> dict[str, Any]:
-        w = config.loss_weights
-        return {
-            "summary": (f"azgo train: {step} steps x batch {config.batch_size} = {step * config.batch_size} "
-                        f"samples from {summary.train_positions} positions of {summary.train_games} games; "
-                        f"SGD momentum {config.momentum}, lr {config.lr:g}, weight decay {config.weight_decay:g}"),
-            "steps": step, "batch_size": config.batch_size, "samples": step * config.batch_size,
-            "games": summary.train_games, "positions": summary.train_positions,
-            "validation_games": summary.val_games, "validation_positions": summary.val_positions,
-            "data": list(config.data), "window": config.window, "data_summary": summary.as_dict(),
-            "feature_version": FEATURE_VERSION,
-            "optimizer": {"type": "SGD", "momentum": config.momentum, "weight_decay": config.weight_decay,
-                          "lr": config.lr, "lr_steps": list(config.lr_steps), "lr_decay": config.lr_decay},
-            "loss_weights": {"policy": w[0], "value": w[1], "ownership": w[2], "score": w[3]},
-            "augmentation": "random one of 8 board symmetries per sample",
-            "seed": config.seed,
-            "init": os.path.abspath(config.init) if config.init else f"random initialisation (seed {config.seed})",
-            "lineage": self.lineage,
-            "started_utc": self.started_utc, "updated_utc": _utc(),
-            "train_seconds": round(self.elapsed(), 1),
-            "commands": self.commands,
-            "last_validation": self.last_val,
-            "torch": str(torch.__version__), "threads": torch.get_num_threads(),
-            "device": str(device) + (" (float16 autocast)" if device.type == "cuda" else ""),
-        }
-
-
-def make_checkpoint(state: TrainState, config: TrainConfig, summary, provenance: _Provenance) -> dict[str, Any]:
+def make_checkpoint(state: TrainState, config: TrainConfig, summary, provenance: Provenance) -> dict[str, Any]:
     """The checkpoint dict (see the module docstring), CPU tensors only; loadable with
     ``weights_only=True`` on any machine."""
     ckpt = {
@@ -783,10 +386,7 @@ def make_checkpoint(state: TrainState, config: TrainConfig, summary, provenance:
     return ckpt
 
 
-SWA_NAME = "swa.pt"
-
-
-def make_swa_checkpoint(state: TrainState, config: TrainConfig, summary, provenance: _Provenance,
+def make_swa_checkpoint(state: TrainState, config: TrainConfig, summary, provenance: Provenance,
                         validation: dict[str, float] | None) -> dict[str, Any]:
     """A checkpoint of the averaged weights (``azgo export`` and ``--init`` read it like any other; it
     has no optimiser, so it does not resume): the run's provenance plus what was averaged."""
@@ -806,7 +406,7 @@ class _RunLogs:
     """``train_log.csv`` and TensorBoard (if on); rows logged after ``step`` (by a run killed after its
     last checkpoint) are dropped at start so the logs match the state the run continues from."""
 
-    def __init__(self, config: TrainConfig, step: int, provenance: _Provenance, log: Callable[[str], None]):
+    def __init__(self, config: TrainConfig, step: int, provenance: Provenance, log: Callable[[str], None]):
         out = Path(config.out)
         self.config = config
         self.provenance = provenance
@@ -816,7 +416,7 @@ class _RunLogs:
 
     def write(self, kind: str, step: int, metrics: dict[str, float], rate: float | None) -> None:
         """One ``kind`` ("train" or "val") row at ``step``; ``rate`` in samples/s (train rows)."""
-        row = {"time_utc": _utc(), "elapsed_s": round(self.provenance.elapsed(), 2),
+        row = {"time_utc": utc_now(), "elapsed_s": round(self.provenance.elapsed(), 2),
                "step": step, "kind": kind, "lr": lr_at(self.config, max(step - 1, 0)),
                "samples": step * self.config.batch_size, **metrics}
         if rate is not None:
@@ -854,12 +454,6 @@ class _Interval:
 
 # ---- the run
 
-def _device_text(device: torch.device) -> str:
-    if device.type == "cuda":
-        return f"{device} ({torch.cuda.get_device_name(device)}, float16 autocast)"
-    return f"the CPU ({torch.get_num_threads()} threads)"
-
-
 def _every(step: int, n: int, last: int) -> bool:
     """Whether ``step`` is a multiple of ``n`` (``n`` 0: never) or the last step."""
     return (n > 0 and step % n == 0) or step == last
@@ -878,7 +472,7 @@ def run(config: TrainConfig, explicit: set[str] | None = None, command: str | No
     train_set, val_set, summary = _load_data(start, explicit, log)
     state = _build_state(start, device)
     start_step = state.step
-    provenance = _Provenance(start, command)
+    provenance = Provenance(start, command)
     logs = _RunLogs(config, state.step, provenance, log)
     val_batches = val_set.fixed_batches(config.val_positions, config.batch_size) if len(val_set) else []
 
@@ -886,7 +480,7 @@ def run(config: TrainConfig, explicit: set[str] | None = None, command: str | No
         save_atomic(make_checkpoint(state, config, summary, provenance), start.ckpt_file)
 
     log(f"training {config.net} ({count_parameters(state.model)} parameters) from step {state.step} to "
-        f"{config.steps}, batch {config.batch_size}, on {_device_text(device)} -> {start.ckpt_file}")
+        f"{config.steps}, batch {config.batch_size}, on {device_text(device)} -> {start.ckpt_file}")
     interval = _Interval()
     stopped_by: int | None = None
     progress = None
@@ -894,7 +488,7 @@ def run(config: TrainConfig, explicit: set[str] | None = None, command: str | No
         from tqdm import tqdm
         progress = tqdm(total=config.steps, initial=state.step, unit="step", file=sys.stderr,
                         disable=not config.progress, dynamic_ncols=True)
-        with _StopFlag() as stop:
+        with StopFlag() as stop:
             while state.step < config.steps:
                 interval.add(train_step(state, train_set, config))
                 step = state.step
@@ -940,14 +534,3 @@ def run(config: TrainConfig, explicit: set[str] | None = None, command: str | No
             "data": summary.as_dict(), "validation": provenance.last_val, "config": config.as_dict()}
 
 
-def _plain(obj: Any) -> Any:
-    """Python's random state as nested lists/ints (loadable with ``weights_only=True``)."""
-    if isinstance(obj, tuple):
-        return [_plain(x) for x in obj]
-    return obj
-
-
-def _as_random_state(obj: Any) -> Any:
-    if isinstance(obj, list):
-        return tuple(_as_random_state(x) for x in obj)
-    return obj

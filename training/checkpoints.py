@@ -1,0 +1,89 @@
+"""Training checkpoints: atomic writes, loading, and the plain-data form of RNG states.
+
+A checkpoint (``<out>/checkpoint.pt``) is written atomically: ``torch.save`` to a hidden temporary file in the
+same folder, ``fsync``, then ``os.replace``; a kill at any moment leaves the previous complete checkpoint.
+Everything in it loads with ``torch.load(weights_only=True)`` on any machine (CPU tensors only).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from .errors import TrainError
+
+CHECKPOINT_NAME = "checkpoint.pt"
+CHECKPOINT_FORMAT = 1
+
+
+def save_atomic(obj: Any, path: str | os.PathLike) -> Path:
+    """``torch.save`` to a hidden temporary file beside ``path``, fsync, then ``os.replace``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as f:
+            torch.save(obj, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
+    try:
+        fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+    return path
+
+
+def remove_stale_temporaries(path: str | os.PathLike) -> list[Path]:
+    """Delete temporary files a killed `save_atomic` left beside ``path``; returns them."""
+    path = Path(path)
+    stale = sorted(path.parent.glob(f".{path.name}.*.tmp"))
+    for p in stale:
+        try:
+            p.unlink()
+        except OSError:
+            pass
+    return stale
+
+
+def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
+    """A checkpoint dict (``torch.load(weights_only=True)``); TrainError if unreadable."""
+    try:
+        ckpt = torch.load(str(path), map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise TrainError(f"no checkpoint at {path}") from None
+    except Exception as e:
+        raise TrainError(f"cannot read checkpoint {path}: {e}") from None
+    if not isinstance(ckpt, dict) or "model" not in ckpt or "net" not in ckpt:
+        raise TrainError(f"{path} is not an azgo training checkpoint (no 'net'/'model')")
+    return ckpt
+
+
+def checkpoint_path(out: str | os.PathLike) -> Path:
+    return Path(out) / CHECKPOINT_NAME
+
+
+def _plain(obj: Any) -> Any:
+    """Python's random state as nested lists/ints (loadable with ``weights_only=True``)."""
+    if isinstance(obj, tuple):
+        return [_plain(x) for x in obj]
+    return obj
+
+
+def _as_random_state(obj: Any) -> Any:
+    if isinstance(obj, list):
+        return tuple(_as_random_state(x) for x in obj)
+    return obj
