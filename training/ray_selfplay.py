@@ -49,7 +49,7 @@ from typing import Callable
 import click
 
 from .selfplay import SelfPlayConfig, SelfPlayRunner, write_game_file
-from .workers import BEST_NET, archive_games, clean_partial, eval_config, net_id, network_file
+from .archive import BEST_NET, archive_games, clean_partial, eval_config, net_id, network_file
 
 CLUSTER_HINT = "python3 -m pip install 'azgo[cluster]'  (Ray 2.x)"
 GAMES_WAIT_S = 1.0          # an actor's games() call returns after at most this long without a game

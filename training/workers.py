@@ -21,8 +21,6 @@ GPU here).
 
 from __future__ import annotations
 
-import glob
-import hashlib
 import multiprocessing as mp
 import os
 import sys
@@ -30,60 +28,10 @@ import time
 
 import click
 
+from .archive import BEST_NET, _load, archive_games, clean_partial, eval_config, net_id, network_file  # noqa: F401
 from .selfplay import SelfPlayConfig, SelfPlayRunner, load_openings
 
-BEST_NET = "best.onnx"
 GPU_CONCURRENT_GAMES = 64  # default games per worker when its network runs on CUDA (not tuned on a GPU here)
-
-
-def archive_games(folder: str) -> list[str]:
-    """Finished SGF games in ``folder`` (temporary files excluded), sorted by name."""
-    return sorted(glob.glob(os.path.join(folder, "*.sgf")))
-
-
-def clean_partial(folder: str) -> int:
-    """Remove half-written temporary files left by a killed worker; returns how many."""
-    n = 0
-    for path in glob.glob(os.path.join(folder, ".*.tmp")):
-        try:
-            os.remove(path)
-            n += 1
-        except OSError:
-            pass
-    return n
-
-
-def net_id(path: str) -> str:
-    """A short id for a network file: its name and the start of its SHA-256."""
-    with open(path, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()[:12]
-    return f"{os.path.splitext(os.path.basename(path))[0]}-{digest}"
-
-
-def eval_config(threads: int, seed: int, device: str = "cpu", precision: str = "fp32"):
-    """The evaluator settings of a self-play worker (random symmetry, a 20,000-position cache).
-
-    ``precision``: "fp32", "int8" (the network's ``.int8.onnx`` sibling, or the file itself if it is
-    int8) or "auto" (int8 where that sibling exists and the network runs on the CPU).
-    """
-    from azgo.nets.evaluator import EvalConfig
-    return EvalConfig(threads=threads, symmetry="random", cache_size=20_000, seed=seed, device=device,
-                      precision=precision)
-
-
-def _load(path: str, threads: int, seed: int, device: str = "cpu", precision: str = "fp32"):
-    from azgo.nets.evaluator import OnnxEvaluator
-    return OnnxEvaluator(path, eval_config(threads, seed, device, precision))
-
-
-def network_file(path: str, precision: str) -> str:
-    """The file a worker with ``precision`` plays with: ``path``, or its ``.int8.onnx`` sibling for
-    "int8" and, where that sibling exists, for "auto" (the Ray driver sends this file's bytes)."""
-    from azgo.nets.evaluator import INT8_SUFFIX, int8_sibling
-    if precision == "fp32" or path.endswith(INT8_SUFFIX):
-        return path
-    sibling = int8_sibling(path)
-    return str(sibling) if sibling.is_file() else path
 
 
 def default_concurrent_games(device: str) -> int:
