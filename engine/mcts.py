@@ -306,6 +306,16 @@ def exact_value(board: Board, komi: float) -> tuple[float, float]:
     return (1.0 if s > 0 else -1.0 if s < 0 else 0.0), s
 
 
+def lower_bounds(N: np.ndarray, W: np.ndarray, W2: np.ndarray, stdevs: float) -> np.ndarray:
+    """Lower confidence bounds of edges' mean values (``W / N``, side to move, -1..1): the mean less ``stdevs``
+    standard errors of the sample variance; -1 where an edge has fewer than 2 visits. Arrays of one shape."""
+    N = np.asarray(N, np.float64)
+    n = np.maximum(N, 2.0)
+    mean = np.asarray(W, np.float64) / np.maximum(N, 1.0)
+    var = np.maximum(np.asarray(W2, np.float64) / np.maximum(N, 1.0) - mean * mean, 0.0) * n / (n - 1)
+    return np.where(N > 1, mean - stdevs * np.sqrt(var / n), -1.0)
+
+
 def c_puct_at(cfg: SearchConfig, total: float) -> float:
     return cfg.c_puct + math.log((1.0 + total + cfg.c_puct_base) / cfg.c_puct_base)
 

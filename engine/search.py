@@ -36,7 +36,7 @@ from . import planes as P
 from .board import BLACK, Board
 from .features import encode_batch_into
 from .ladder import ladder_attacks, losing_escapes
-from .mcts import Node, SearchConfig, exact_value, select, select_compact
+from .mcts import Node, SearchConfig, exact_value, lower_bounds, select, select_compact
 from .memory import release_memory, rss_mb
 
 
@@ -722,6 +722,7 @@ class Searcher:
         order = np.lexsort((-root.prior, -root.N))
         out = []
         cfg = self.config
+        lcbs = lower_bounds(root.N, root.W, root.W2, cfg.lcb_stdevs)
         for i in order:
             if max_moves is not None and len(out) >= max_moves:
                 break
@@ -731,11 +732,7 @@ class Searcher:
             if self.blocked is not None and self.blocked[i]:
                 continue
             mean = root.W[i] / n
-            if n > 1:
-                var = max(root.W2[i] / n - mean * mean, 0.0) * n / (n - 1)
-                lcb = mean - cfg.lcb_stdevs * math.sqrt(var / n)
-            else:
-                lcb = -1.0
+            lcb = lcbs[i]
             out.append(MoveInfo(
                 move=int(root.moves[i]), visits=n, winrate=float((mean + 1) / 2), prior=float(root.raw_prior[i]),
                 lcb=float(max(0.0, (lcb + 1) / 2)), pv=self._pv(root, i),
@@ -781,10 +778,7 @@ class Searcher:
             mask = (N >= max(2.0, cfg.lcb_min_visit_fraction * N[best]))
             if mask.sum() > 1:
                 idx = np.flatnonzero(mask)
-                mean = root.W[idx] / N[idx]
-                var = np.maximum(root.W2[idx] / N[idx] - mean ** 2, 0.0) * N[idx] / (N[idx] - 1)
-                lcb = mean - cfg.lcb_stdevs * np.sqrt(var / N[idx])
-                best = int(idx[np.argmax(lcb)])
+                best = int(idx[np.argmax(lower_bounds(N[idx], root.W[idx], root.W2[idx], cfg.lcb_stdevs))])
         return int(root.moves[best])
 
     # ---------------------------------------------------------------- pondering
