@@ -316,8 +316,15 @@ def lower_bounds(N: np.ndarray, W: np.ndarray, W2: np.ndarray, stdevs: float) ->
     return np.where(N > 1, mean - stdevs * np.sqrt(var / n), -1.0)
 
 
+def c_puct_value(c_puct: float, base: float, total: float) -> float:
+    """The exploration constant after ``total`` visits of a node: ``c_puct + log((1 + total + base) / base)``
+    (AlphaZero's growth; the one place this formula lives)."""
+    return c_puct + math.log((1.0 + total + base) / base)
+
+
 def c_puct_at(cfg: SearchConfig, total: float) -> float:
-    return cfg.c_puct + math.log((1.0 + total + cfg.c_puct_base) / cfg.c_puct_base)
+    """`c_puct_value` with a config's constants."""
+    return c_puct_value(cfg.c_puct, cfg.c_puct_base, total)
 
 
 _TWO_OVER_PI = 2.0 / math.pi  # the score term (2/pi) atan(x) lies in (-1, 1), as the value does
@@ -354,7 +361,7 @@ def select(node: Node, cfg: SearchConfig, is_root: bool, forced_k: float,
     else:  # nothing visited: every child gets the parent's Q
         q = parent_q
         sq = 1.0
-    c = cfg.c_puct + math.log((1.0 + total + cfg.c_puct_base) / cfg.c_puct_base)  # c_puct_at inlined
+    c = c_puct_value(cfg.c_puct, cfg.c_puct_base, total)
     score = q + c * prior * sq / (1.0 + N)
     if blocked is not None:
         score[blocked] = -np.inf
@@ -390,7 +397,7 @@ def select_compact(node: Node, c_puct: float, c_puct_base: float, fpu_reduction:
     else:
         fpu = parent_q
         sq = 1.0
-    cs = (c_puct + math.log((1.0 + total + c_puct_base) / c_puct_base)) * sq
+    cs = c_puct_value(c_puct, c_puct_base, total) * sq
     best = -math.inf
     bi = -1
     if utility is not None and total > 0:
