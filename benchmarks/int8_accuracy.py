@@ -36,32 +36,48 @@ from azgo.nets.evaluator import EvalConfig, OnnxEvaluator
 from azgo.nets.quantize import compare_int8, quantize_int8
 
 
-def positions(sources: list[str], limit: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def _shuffled_files(sources: list[str], seed: int) -> tuple[list[str], random.Random]:
     files = []
     for s in sources:
         files += sorted(glob.glob(os.path.join(s, "**", "*.sgf"), recursive=True)) if os.path.isdir(s) else [s]
     rng = random.Random(seed)
     rng.shuffle(files)
-    planes, legal = [], []
-    for path in files:
+    return files, rng
+
+
+def _game_positions(path: str, size: int | None, picks_per_game: int | None, rng: random.Random):
+    """(planes, legal) of positions of one game (all, or ``picks_per_game`` drawn), [] if unusable."""
+    try:
+        rec = load_sgf(path)
+        if size is not None and rec.size != size:
+            return []
+        game = rec.to_game(0)
+    except SgfError:
+        return []
+    n = len(rec.moves)
+    picks = set(range(n)) if picks_per_game is None else set(rng.sample(range(n), min(picks_per_game, n)))
+    out = []
+    for i, (colour, move) in enumerate(rec.moves):
+        if i in picks:
+            out.append((encode_game(game), game.board.legal_mask()))
         try:
-            rec = load_sgf(path)
-            game = rec.to_game(0)
-        except SgfError:
-            continue
-        for colour, move in rec.moves:
-            planes.append(encode_game(game))
-            legal.append(game.board.legal_mask())
-            try:
-                game.play(move, colour)
-            except ValueError:
-                break
-        if len(planes) >= limit * 3:
+            game.play(move, colour)
+        except ValueError:
             break
-    order = list(range(len(planes)))
+    return out
+
+
+def positions(sources: list[str], limit: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    files, rng = _shuffled_files(sources, seed)
+    found = []
+    for path in files:
+        found += _game_positions(path, None, None, rng)
+        if len(found) >= limit * 3:
+            break
+    order = list(range(len(found)))
     rng.shuffle(order)
     order = order[:limit]
-    return np.stack([planes[i] for i in order]), np.stack([legal[i] for i in order])
+    return np.stack([found[i][0] for i in order]), np.stack([found[i][1] for i in order])
 
 
 def speed(ev: OnnxEvaluator, x: np.ndarray, legal: np.ndarray, seconds: float) -> float:
@@ -76,36 +92,15 @@ def speed(ev: OnnxEvaluator, x: np.ndarray, legal: np.ndarray, seconds: float) -
 
 
 def positions_of_size(sources: list[str], size: int, limit: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``limit`` positions of ``size`` x ``size`` games under ``sources``, a few from each of many games."""
-    files = []
-    for s in sources:
-        files += sorted(glob.glob(os.path.join(s, "**", "*.sgf"), recursive=True))
-    rng = random.Random(seed)
-    rng.shuffle(files)
-    planes, legal = [], []
+    """``limit`` positions of ``size`` x ``size`` games under ``sources``, four from each of many games."""
+    files, rng = _shuffled_files(sources, seed)
+    found = []
     for path in files:
-        try:
-            rec = load_sgf(path)
-        except SgfError:
-            continue
-        if rec.size != size:
-            continue
-        try:
-            game = rec.to_game(0)
-        except SgfError:
-            continue
-        picks = set(rng.sample(range(len(rec.moves)), min(4, len(rec.moves))))
-        for i, (colour, move) in enumerate(rec.moves):
-            if i in picks:
-                planes.append(encode_game(game))
-                legal.append(game.board.legal_mask())
-            try:
-                game.play(move, colour)
-            except ValueError:
-                break
-        if len(planes) >= limit:
+        found += _game_positions(path, size, 4, rng)
+        if len(found) >= limit:
             break
-    return np.stack(planes[:limit]), np.stack(legal[:limit])
+    found = found[:limit]
+    return np.stack([f[0] for f in found]), np.stack([f[1] for f in found])
 
 
 def shipped(args) -> int:
