@@ -50,40 +50,41 @@ def _float_list(ctx, param, value):
     return out
 
 
-def parse_source_weights(values):
-    """``[[src, w, p], ...]`` from ("runs/x=8:0.25", ...) (None when none given)."""
+def _source_items(values, sep: str, form: str, parse):
+    """``SRC=VALUE[<sep>EXTRA]`` options as lists: ``parse(value, has_extra, extra)`` returns the list's tail
+    or None when out of range (then BadParameter names ``form``); None when no option was given."""
     if not values:
         return None
     out = []
     for v in values:
         src, eq, rest = v.rpartition("=")
-        w, colon, pol = rest.partition(":")
+        value, has_extra, extra = rest.partition(sep)
         try:
-            sw, pw = float(w), float(pol) if colon else 1.0
+            tail = parse(value, bool(has_extra), extra) if eq and src else None
         except ValueError:
-            raise click.BadParameter(f"expected SRC=W or SRC=W:P, got {v!r}") from None
-        if not eq or not src or sw < 0 or not 0 <= pw <= 1:
-            raise click.BadParameter(f"expected SRC=W[:P] with W >= 0 and P in 0..1, got {v!r}")
-        out.append([src, sw, pw])
+            tail = None
+        if tail is None:
+            raise click.BadParameter(f"expected {form}, got {v!r}")
+        out.append([src, *tail])
     return out
+
+
+def parse_source_weights(values):
+    """``[[src, w, p], ...]`` from ("runs/x=8:0.25", ...) (None when none given)."""
+    def parse(w, has_p, p):
+        sw, pw = float(w), float(p) if has_p else 1.0
+        return [sw, pw] if sw >= 0 and 0 <= pw <= 1 else None
+    return _source_items(values, ":", "SRC=W[:P] with W >= 0 and P in 0..1", parse)
 
 
 def parse_source_shares(values):
     """``[[src, share(, group)], ...]`` from ("runs/x=0.4", "runs/y=0.5@mine", ...) (None when none given)."""
-    if not values:
-        return None
-    out = []
-    for v in values:
-        src, eq, rest = v.rpartition("=")
-        share, at, group = rest.partition("@")
-        try:
-            sh = float(share)
-        except ValueError:
-            raise click.BadParameter(f"expected SRC=SHARE[@GROUP], got {v!r}") from None
-        if not eq or not src or not 0 <= sh <= 1 or (at and not group):
-            raise click.BadParameter(f"expected SRC=SHARE[@GROUP] with SHARE in 0..1, got {v!r}")
-        out.append([src, sh, group] if at else [src, sh])
-    return out
+    def parse(share, has_group, group):
+        sh = float(share)
+        if not 0 <= sh <= 1 or (has_group and not group):
+            return None
+        return [sh, group] if has_group else [sh]
+    return _source_items(values, "@", "SRC=SHARE[@GROUP] with SHARE in 0..1", parse)
 
 
 def parse_size_mix(value):
