@@ -49,7 +49,7 @@ from azgo.engine.handicap import max_fixed_handicap
 from azgo.engine.mcts import SearchConfig
 from azgo.engine.scoring import area_score, result_string
 from azgo.engine.player import Player, PlayerConfig
-from azgo.engine.resign import ResignConfig
+from azgo.engine.resign import ResignConfig, ResignTracker
 from azgo.engine.search import Searcher
 from azgo.engine.sgf import FORMAT_VERSION, SgfError, encode_visits, load_sgf, record_from_game, write_sgf
 
@@ -413,15 +413,16 @@ def false_resignations(paths, threshold: float | None = None, consecutive: int =
             continue
         if rec.root_props.get("AZR") != "off" or not rec.result[:1] in ("B", "W"):
             continue
-        bar = threshold if threshold is not None else 0.05
-        streak = {BLACK: 0, WHITE: 0}
+        cfg = ResignConfig(threshold=threshold if threshold is not None else 0.05, consecutive=consecutive,
+                           min_move_fraction=0.0)  # self-play's rule (player_config)
+        trackers = {BLACK: ResignTracker(cfg), WHITE: ResignTracker(cfg)}
+        area = rec.size * rec.size
         loser = None
-        for node in rec.nodes:
+        for k, node in enumerate(rec.nodes):
             if node.move is None or "AZQ" not in node.props:
                 continue
             wr = (float(node.props["AZQ"]) + 1) / 2
-            streak[node.color] = streak[node.color] + 1 if wr < bar else 0
-            if streak[node.color] >= consecutive:
+            if trackers[node.color].observe(wr, k, area):
                 loser = node.color
                 break
         if loser is not None:
