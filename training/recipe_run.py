@@ -612,6 +612,8 @@ class RecipeRun:
         summary = combined()
         for line in summary.lines():
             self.log(f"[gen {g}] {m.name}: {line}")
+        here = f"{shlex.quote(sys.executable)} -m azgo.gtp.cli"  # shown as the command a user types
+        cmd_a, cmd_b = cmd_a.replace(here, "azgo"), cmd_b.replace(here, "azgo")
         summary.meta = {"command": relative_paths(f"azgo match -a {shlex.quote(cmd_a)} -b {shlex.quote(cmd_b)} "
                                                   f"--size {m.size} --komi {m.komi:g}"
                                                   + (f" --handicap {m.handicap}" if m.handicap else ""),
