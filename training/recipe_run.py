@@ -187,7 +187,7 @@ class RecipeRun:
                 self._resume_progress(state, todo, lin)
         else:
             state.update(generation=1, best=self._start_best())
-            state["ladder"].append(self._ladder_row(0, "start", "-", self.r.main_size, 0, None, True, 0.0))
+            state["ladder"].append(self._ladder_row(0, "gate", "start", self.r.main_size, 0, {"elo": 0.0}, True, 0.0))
         self.state = state
         self.save()
 
@@ -674,9 +674,16 @@ class RecipeRun:
         info = self.state["generations"].setdefault(str(g), {})
         passed = bool(info.get("gate", {}).get("passed"))
         hours = self.state.get("core_hours", 0.0)
+        ratings = self.state.setdefault("ratings", {"0": 0.0})
         for name, rec in [("gate", info.get("gate"))] + list(info.get("anchors", {}).items()):
-            if rec:
-                self._add_ladder(g, rec, passed, hours)
+            if not rec:
+                continue
+            smoothed = _elo_of((rec["wins"] + 0.5 * rec["draws"] + 0.5) / (rec["games"] + 1))
+            if name == "gate" and rec["opponent"] == "best":  # the ladder chains head-to-head steps
+                ratings[str(g)] = round(ratings.get(str(self.state["best"]["generation"]), 0.0) + smoothed, 1)
+                self._add_ladder(g, dict(rec, elo=ratings[str(g)]), passed, hours)
+            else:  # against a fixed opponent: Elo of the (half-a-win smoothed) score
+                self._add_ladder(g, dict(rec, elo=round(smoothed, 1)), passed, hours)
         if not passed:
             info["promoted"] = False
             self.log(f"[gen {g}] not promoted: generation {self.state['best']['generation']} stays the best")
@@ -946,8 +953,15 @@ class RecipeRun:
         return "\n".join(lines)
 
 
+def _elo_of(score: float) -> float:
+    from azgo.gtp.match import elo
+    return elo(score)
+
+
 def plot_ladder(rows: list[dict], png: str, title: str) -> bool:
-    """Each line's Elo by generation (promoted generations filled); needs matplotlib."""
+    """Each line's Elo against the lineage's core-hours (promoted generations in green; the gate line chains
+    the head-to-head steps from generation 0, the anchor lines are against their fixed opponent, each
+    score smoothed by half a win on each side); needs matplotlib."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -958,7 +972,8 @@ def plot_ladder(rows: list[dict], png: str, title: str) -> bool:
     for r in rows:
         if r.get("elo") in ("", None):
             continue
-        lines.setdefault(r["line"], []).append((int(r["generation"]), float(r["elo"]), str(r["promoted"]) == "1"))
+        lines.setdefault(r["line"], []).append((float(r.get("core_hours") or 0.0), float(r["elo"]),
+                                                str(r["promoted"]) == "1", int(r["generation"])))
     if not lines:
         return False
     fig, ax = plt.subplots(figsize=(6.5, 4))
@@ -966,9 +981,12 @@ def plot_ladder(rows: list[dict], png: str, title: str) -> bool:
         pts.sort()
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
         ax.plot([p[0] for p in pts if p[2]], [p[1] for p in pts if p[2]], "o", color="green")
-    ax.set_xlabel("generation")
-    ax.set_ylabel("Elo against the line's opponent")
+        for x, y, _, gen in pts:
+            ax.annotate(str(gen), (x, y), textcoords="offset points", xytext=(3, 3), fontsize=7)
+    ax.set_xlabel("core-hours of the lineage (labels: generation)")
+    ax.set_ylabel("Elo (gate: chained head to head; anchors: against them)")
     ax.set_title(f"{title}: ladder (green: promoted)")
+    ax.set_xlim(left=0)
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best")
     tmp = png + ".tmp.png"
