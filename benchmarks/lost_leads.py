@@ -8,7 +8,8 @@ counted groups alive (or territory safe) that the opponent then took. Prints eve
 and the move where it was reached.
 
 RESULT lines: ``lost_games``, ``lost_after_lead`` (how many of them passed a lead of ``--lead`` or more) and
-``lost_after_lead_share``.
+``lost_after_lead_share``; with ``--won`` also ``won_games`` and ``won_with_lead_share`` (the same for the games
+azgo won: how often its lead passes the mark at all, the base rate to read the first share against).
 
 Usage: python3 benchmarks/lost_leads.py FOLDER... [--player azgo] [--lead 15] [--every 10] [--visits 100] [--quick]
 """
@@ -60,10 +61,11 @@ def main() -> int:
     ap.add_argument("--every", type=int, default=10)
     ap.add_argument("--visits", type=int, default=100)
     ap.add_argument("--quick", action="store_true", help="at most 3 lost games, every 30 moves")
+    ap.add_argument("--won", action="store_true", help="also the games azgo won (the base rate)")
     args = ap.parse_args()
     files = sorted(f for d in args.folders for f in glob.glob(os.path.join(d, "**", "*.sgf"), recursive=True))
     evaluators: dict[int, OnnxEvaluator] = {}
-    lost = passed = 0
+    lost = passed = won = won_hit = 0
     t0 = time.perf_counter()
     every = 30 if args.quick else args.every
     for f in files:
@@ -73,7 +75,10 @@ def main() -> int:
             continue
         colour = azgo_colour(rec, args.player)
         winner = rec.result[:1].upper()
-        if colour is None or winner not in ("B", "W") or (winner == "B") == (colour == BLACK):
+        if colour is None or winner not in ("B", "W"):
+            continue
+        won_game = (winner == "B") == (colour == BLACK)
+        if won_game and not args.won:
             continue
         if args.quick and lost >= 3:
             break
@@ -81,6 +86,10 @@ def main() -> int:
         if n not in evaluators:
             evaluators[n] = OnnxEvaluator(default_net_path(n), EvalConfig(threads=1, precision="auto"))
         curve = lead_curve(rec, colour, evaluators[n], every, args.visits)
+        if won_game:
+            won += 1
+            won_hit += bool(curve) and max(v for _, v in curve) >= args.lead
+            continue
         lost += 1
         if not curve:
             continue
@@ -94,6 +103,9 @@ def main() -> int:
     print(f"RESULT lost_games {lost}")
     print(f"RESULT lost_after_lead {passed}")
     print(f"RESULT lost_after_lead_share {passed / lost if lost else 0:.3f}")
+    if args.won:
+        print(f"RESULT won_games {won}")
+        print(f"RESULT won_with_lead_share {won_hit / won if won else 0:.3f}")
     return 0
 
 
