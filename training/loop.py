@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import csv
 import filecmp
+import io
 import json
 import os
 import shlex
@@ -179,12 +180,11 @@ class Loop:
         if not os.path.exists(dst) or not filecmp.cmp(best, dst, shallow=False):
             atomic_copy(best, dst)
         path = os.path.join(self.dir, "ladder.csv")
-        tmp = path + ".tmp"
-        with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=LADDER_FIELDS)
-            w.writeheader()
-            w.writerows(self.state["ladder"])
-        os.replace(tmp, path)
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=LADDER_FIELDS)
+        w.writeheader()
+        w.writerows(self.state["ladder"])
+        atomic_write(path, buf.getvalue())
         plot_ladder(path, os.path.join(self.dir, "ladder.png"))
 
     # ----------------------------------------------------------------- stages

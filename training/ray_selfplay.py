@@ -48,6 +48,7 @@ from typing import Callable
 
 import click
 
+from azgo.engine.atomic import atomic_write
 from .selfplay import SelfPlayConfig, SelfPlayRunner, write_game_file
 from .archive import BEST_NET, archive_games, clean_partial, eval_config, net_id, network_file
 
@@ -118,9 +119,7 @@ class SelfPlayActor:
             if digest != self.digest:
                 from azgo.nets.evaluator import OnnxEvaluator
                 path = os.path.join(self.dir, f"{digest[:16]}.onnx")
-                with open(path + ".tmp", "wb") as f:
-                    f.write(net)
-                os.replace(path + ".tmp", path)
+                atomic_write(path, net)
                 self.evaluator = OnnxEvaluator(path, eval_config(self.threads, seed, self.device, self.cfg.precision))
                 self.digest = digest
         except Exception as e:  # NetError, OSError

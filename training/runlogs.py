@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import csv
-import os
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
+
+from azgo.engine.atomic import atomic_write
 
 LOG_NAME = "train_log.csv"
 TB_DIR = "tb"
@@ -46,9 +47,7 @@ class CsvLog:
             except ValueError:
                 continue
             keep.append(line)
-        tmp = self.path.with_name(f".{self.path.name}.tmp")
-        tmp.write_text("".join(keep))
-        os.replace(tmp, self.path)
+        atomic_write(self.path, "".join(keep))
 
     def write(self, row: dict[str, Any]) -> None:
         new = not self.path.exists() or self.path.stat().st_size == 0

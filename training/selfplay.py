@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from azgo.engine import planes as P
+from azgo.engine.atomic import atomic_write
 from azgo.engine.board import BLACK, WHITE
 from azgo.engine.game import Game
 from azgo.engine.handicap import max_fixed_handicap
@@ -236,14 +237,7 @@ def write_game_file(out_dir: str, data: bytes, worker: str, seed: int) -> str:
     os.makedirs(out_dir, exist_ok=True)
     digest = hashlib.sha1(data).hexdigest()[:8]
     name = f"{time.strftime('%Y%m%d-%H%M%S')}-{worker}-{seed:010d}-{digest}.sgf"
-    path = os.path.join(out_dir, name)
-    tmp = os.path.join(out_dir, f".{name}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    return path
+    return str(atomic_write(os.path.join(out_dir, name), data))
 
 
 class SelfPlayRunner:

@@ -13,6 +13,8 @@ import os
 import tarfile
 from pathlib import Path
 
+from azgo.engine.atomic import atomic_write
+
 LIMIT = 19 * 2 ** 20
 
 
@@ -64,10 +66,7 @@ def pack(src: str | os.PathLike, dest: str | os.PathLike, per_shard: int = 2000)
     for shard in sorted(dest.glob("*.tar.xz")):
         with tarfile.open(shard, "r:xz") as tar:
             lines.append(f"{shard.name} {sum(1 for m in tar.getmembers() if m.isfile())}")
-    manifest = dest / "MANIFEST.txt"
-    tmp = manifest.with_name(".MANIFEST.txt.tmp")
-    tmp.write_text("\n".join(lines) + "\n")
-    os.replace(tmp, manifest)
+    atomic_write(dest / "MANIFEST.txt", "\n".join(lines) + "\n")
     return written, shards
 
 
@@ -82,10 +81,7 @@ def unpack(folder: str | os.PathLike, out: str | os.PathLike) -> int:
                 target = out / Path(m.name).name
                 if not m.isfile() or target.exists():
                     continue
-                data = tar.extractfile(m).read()
-                tmp = target.with_name(f".{target.name}.tmp")
-                tmp.write_bytes(data)
-                os.replace(tmp, target)
+                atomic_write(target, tar.extractfile(m).read())
                 os.utime(target, (m.mtime, m.mtime))
                 n += 1
     return n
