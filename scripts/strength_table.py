@@ -1,6 +1,6 @@
 """Measure azgo's strength table: ``azgo match`` lines against GNU Go 3.8 and Pachi 11.99.
 
-Each line is one ``azgo match`` (komi 7, colours alternating, Tromp-Taylor adjudication after two passes)
+Each line is one ``azgo match`` (``--komi``, default 7; colours alternating, Tromp-Taylor adjudication after two passes)
 with its SGF files, the engines' stderr and its summary kept in ``OUT/<line>/``; ``OUT/table.md`` is the
 Markdown table (raw counts, win rate with the 95% Wilson interval, Elo, and the command of every line).
 Lines run ``--parallel`` at a time (default 2: one per core, each engine with one thread, so every
@@ -12,7 +12,9 @@ GNU Go 3.8 segfaults now and then on 19x19); a crash of azgo loses.
 Lines (names for ``--lines``):
 
 * ``gnugo9``: 9x9 against ``gnugo --level 10`` (GNU Go has no time limit; it takes what level 10 takes).
-* ``pachi9``: 9x9 against Pachi with the same seconds per move as azgo (``pachi -t S``).
+* ``pachi9``, ``pachi13``, ``pachi19``: against Pachi 11.99 under the same clock as azgo: ``azgo match --time
+  "byoyomi 0 S 3"`` sends both engines a byo-yomi of S seconds a move (azgo with ``--lag 0.1``); Pachi spends
+  it (at ``-t S`` it stopped after ~S/10). The table shows each engine's measured seconds per move.
 * ``gnugo13``: 13x13 against GNU Go level 10.
 * ``gnugo19``: 19x19 against GNU Go level 10.
 
@@ -60,10 +62,14 @@ def lines(args) -> dict[str, dict]:
     table = {}
     if "gnugo9" in args.lines:
         table["gnugo9"] = dict(opponent="GNU Go 3.8 level 10", size=9, games=args.games, b=gnugo_level10(), a=azgo)
-    if "pachi9" in args.lines:
-        table["pachi9"] = dict(opponent=f"Pachi 11.99, {args.seconds:g} s/move", size=9,
-                               games=args.pachi_games or args.games,
-                               b=f"{pachi()} -t {args.seconds:g} threads={cores},pondering=0,pass_all_alive", a=azgo)
+    for name, size, games in (("pachi9", 9, args.pachi_games or args.games), ("pachi13", 13, args.games13),
+                              ("pachi19", 19, args.games19)):
+        if name in args.lines:  # one clock for both: a byo-yomi of `seconds` a move (Pachi at -t S spent ~S/10)
+            period = max(1, round(args.seconds))  # Pachi reads whole seconds (0.2 fails its assertion)
+            table[name] = dict(opponent=f"Pachi 11.99, the same clock ({period} s byo-yomi)", size=size,
+                               games=games, b=f"{pachi()} threads={cores},pondering=0,pass_all_alive",
+                               a=azgo.replace(f"--seconds {args.seconds:g}", f"--seconds {period}") + " --lag 0.1",
+                               time=f"byoyomi 0 {period} 3")
     if "gnugo13" in args.lines:
         table["gnugo13"] = dict(opponent="GNU Go 3.8 level 10", size=13, games=args.games13, b=gnugo_level10(), a=azgo)
     if "gnugo19" in args.lines:
@@ -71,15 +77,16 @@ def lines(args) -> dict[str, dict]:
     return table
 
 
-def match_command(line: dict, folder: str) -> list[str]:
-    return ["azgo", "match", "-a", line["a"], "-b", line["b"], "-n", str(line["games"]), "--size", str(line["size"]),
-            "--komi", "7", "--sgf-dir", folder, "--name-a", "azgo", "--resume", "--replay-crashes", "b"]
+def match_command(line: dict, folder: str, komi: float) -> list[str]:
+    cmd = ["azgo", "match", "-a", line["a"], "-b", line["b"], "-n", str(line["games"]), "--size", str(line["size"]),
+           "--komi", f"{komi:g}", "--sgf-dir", folder, "--name-a", "azgo", "--resume", "--replay-crashes", "b"]
+    return cmd + (["--time", line["time"]] if line.get("time") else [])
 
 
-def run_line(name: str, line: dict, out: str) -> dict:
+def run_line(name: str, line: dict, out: str, komi: float) -> dict:
     folder = os.path.join(out, name)
     os.makedirs(folder, exist_ok=True)
-    cmd = match_command(line, folder)
+    cmd = match_command(line, folder, komi)
     t = time.time()
     with open(os.path.join(folder, "match.log"), "a") as log:
         res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=log, text=True)
@@ -91,9 +98,11 @@ def run_line(name: str, line: dict, out: str) -> dict:
     m = re.search(r"(\d+) games, azgo won ([\d.]+), .* won ([\d.]+), draws (\d+)", summary)
     rate = re.search(r"win rate of azgo: ([\d.]+)% \(95% interval ([\d.]+)% - ([\d.]+)%\)", summary)
     el = re.search(r"Elo difference: (\S+) \(95% interval (\S+) \.\. (\S+)\)", summary)
+    spm = re.search(r"seconds per move: azgo ([\d.]+) .*?, .* ([\d.]+) \(\d+ moves\)$", summary, re.M)
     print(f"{name}: {summary.splitlines()[0]} ({time.time() - t:.0f} s)", file=sys.stderr, flush=True)
     return dict(line, name=name, cmd=shlex.join(cmd), games=int(m[1]), wins=m[2], losses=m[3], draws=int(m[4]),
-                rate=rate[1], lo=rate[2], hi=rate[3], elo=el[1], elo_lo=el[2], elo_hi=el[3])
+                rate=rate[1], lo=rate[2], hi=rate[3], elo=el[1], elo_lo=el[2], elo_hi=el[3],
+                spm=f"{spm[1]} / {spm[2]}" if spm else "-")
 
 
 def main() -> int:
@@ -105,7 +114,9 @@ def main() -> int:
     ap.add_argument("--games19", type=int, default=40, help="games of the 19x19 line")
     ap.add_argument("--seconds", type=float, default=1.0, help="azgo's seconds per move (and Pachi's)")
     ap.add_argument("--net", help="network (default: the packaged one)")
-    ap.add_argument("--lines", default="gnugo9,pachi9,gnugo13,gnugo19")
+    ap.add_argument("--lines", default="gnugo9,pachi9,gnugo13,gnugo19",
+                    help="of gnugo9, pachi9, gnugo13, pachi13, gnugo19, pachi19")
+    ap.add_argument("--komi", type=float, default=7.0, help="komi of every line (7: the campaign's lines)")
     ap.add_argument("--azgo-args", default="", help="more azgo gtp options, e.g. \"--score-utility 0.3\"")
     ap.add_argument("--parallel", type=int, default=2)
     ap.add_argument("--threads", default=None, help="azgo's --threads (and Pachi's threads): default 1 when lines "
@@ -120,13 +131,14 @@ def main() -> int:
     os.makedirs(args.out, exist_ok=True)
     table = lines(args)
     with ThreadPoolExecutor(args.parallel) as pool:
-        rows = list(pool.map(lambda kv: run_line(kv[0], kv[1], args.out), table.items()))
-    md = ["| opponent | board | azgo per move | games | azgo won | lost | draws | win rate (95% interval) | Elo (95% interval) |",
-          "|---|---|---|---|---|---|---|---|---|"]
+        rows = list(pool.map(lambda kv: run_line(kv[0], kv[1], args.out, args.komi), table.items()))
+    md = ["| opponent | board | azgo per move | games | azgo won | lost | draws | win rate (95% interval) | Elo (95% interval) "
+          "| s/move azgo / opponent |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        md.append(f"| {r['opponent']} | {r['size']}x{r['size']} | {args.seconds:g} s, {'default threads' if args.threads == 'auto' else args.threads + ' thread' + ('s' if args.threads != '1' else '')} | {r['games']} | "
+        per = f"{r['time'].split()[2]} s clock" if r.get("time") else f"{args.seconds:g} s"
+        md.append(f"| {r['opponent']} | {r['size']}x{r['size']} | {per}, {'default threads' if args.threads == 'auto' else args.threads + ' thread' + ('s' if args.threads != '1' else '')} | {r['games']} | "
                   f"{r['wins']} | {r['losses']} | {r['draws']} | {r['rate']}% ({r['lo']}-{r['hi']}%) | "
-                  f"{r['elo']} ({r['elo_lo']} .. {r['elo_hi']}) |")
+                  f"{r['elo']} ({r['elo_lo']} .. {r['elo_hi']}) | {r['spm']} |")
     md.append("")
     md += [f"- `{r['name']}`: `{r['cmd']}`" for r in rows]
     with open(os.path.join(args.out, "table.md"), "w") as f:

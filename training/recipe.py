@@ -586,6 +586,8 @@ def _check(r: Recipe, where: str) -> None:
             fail(f"{label}.komi", f"a multiple of 0.5, got {m.komi:g}")
         if not m.opponent:
             fail(f"{label}.opponent", "best, gnugo, pachi or a GTP command line")
+        if m.opponent == "pachi" and m.same_clock and not m.visits and m.seconds != int(m.seconds):
+            fail(f"{label}.seconds", f"Pachi's clock takes whole seconds, got {m.seconds:g}")
     names = [a.name for a in r.anchors]
     if len(set(names)) != len(names) or "gate" in names:
         fail("anchors", f"each anchor line needs its own name (not 'gate'), got {names}")

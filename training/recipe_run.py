@@ -542,7 +542,7 @@ class RecipeRun:
                 raise RecipeError(f"{m.name}: GNU Go is not installed (apt-get install gnugo)")
             return f"{exe} --mode gtp --chinese-rules --capture-all-dead --level {m.level}"
         if m.opponent == "pachi":
-            built = os.path.expanduser("~/.cache/azgo/pachi/pachi")  # where scripts/build_pachi.sh puts it
+            built = os.path.expanduser("~/.cache/azgo/pachi-lag0.2/pachi")  # where scripts/build_pachi.sh puts it
             exe = os.environ.get("AZGO_PACHI") or shutil.which("pachi-go") or (built if os.path.exists(built) else None)
             if exe is None:
                 raise RecipeError(f"{m.name}: Pachi 11.99 not found: build it with scripts/build_pachi.sh (or set "
