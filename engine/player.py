@@ -85,6 +85,19 @@ class Player:
         self.config = config
         self.trackers = {BLACK: ResignTracker(config.resign), WHITE: ResignTracker(config.resign)}
 
+    def use_searcher(self, searcher: Searcher) -> None:
+        """Search with ``searcher`` from now on (a new network or search settings); the resignation history of
+        the game goes on."""
+        self.searcher = searcher
+
+    def resign_snapshot(self, color: int) -> list:
+        """``color``'s resignation history, to put back with `restore_resign` after a search whose move is not
+        played (``reg_genmove``)."""
+        return list(self.trackers[color].history)
+
+    def restore_resign(self, color: int, snapshot: list) -> None:
+        self.trackers[color].history = list(snapshot)
+
     def reset(self) -> None:
         for t in self.trackers.values():
             t.reset()

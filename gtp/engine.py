@@ -146,7 +146,7 @@ class GtpEngine:
                                           **({} if cfg.ladders else LADDERS_OFF))
         self.searcher = Searcher(evaluator, self.search_config, seed=cfg.seed)
         if getattr(self, "player", None) is not None:
-            self.player.searcher = self.searcher
+            self.player.use_searcher(self.searcher)
 
     def _set_size(self, n: int) -> None:
         """Play on n x n boards, with the packaged network for that size (see nets/registry.json)."""
@@ -342,11 +342,10 @@ class GtpEngine:
         self._nargs(args, 1, "reg_genmove COLOR")
         color = self._color(args[0])
         before = self.game.board
-        tracker = self.player.trackers[color]
-        history = list(tracker.history)
+        history = self.player.resign_snapshot(color)
         result, move = self.think(color)
         self.game.boards[-1] = before
-        tracker.history = history  # the move is not played: it must not count towards resigning
+        self.player.restore_resign(color, history)  # the move is not played: it must not count towards resigning
         return "resign" if move is None else move_to_gtp(move, self.size)
 
     def cmd_kgs__genmove_cleanup(self, args) -> str:
