@@ -10,19 +10,17 @@ drift apart:
   them, and an early network cannot end a game after a few moves; but that other move is never the
   filling of one's own eye, and the pass stands when only such moves are left or when the mover's
   own search has given the game up (root winrate under ``hopeless``): a lost player passes and loses
-  on the count instead of filling its eyes until its groups die (which the campaign found azgo doing
-  for some 25 moves at the end of a lost 19x19 game, and which made the final position of a played-out
-  self-play game, the ownership and score target, a board the winner owns almost entirely);
+  on the count instead of filling its eyes until its groups die (which would make the final position of a
+  played-out self-play game, the ownership and score target, a board the winner owns almost entirely);
   with ``answer_pass``, answer the opponent's pass with a pass when the board as it stands wins
   (GTP play; self-play plays on);
 * optionally no pass in reply to a move (``pass_replies_pass``, ``azgo gtp --no-pass-after-move``): when
   the search's choice is a pass but the opponent's last move was not one, the most visited playable
   move whose value is within ``pass_margin`` of the pass's is played instead (a pass hands the
-  opponent a free move; under area scoring a move costs nothing). Prompted by the campaign's 9x9
-  games against GNU Go, where azgo, sure it had won, passed while GNU Go played on and killed a
-  group (15 of stage 12's 23 losses as White had such passes). Off in ``PlayerConfig`` (self-play
-  plays on regardless); on by default in GTP play since stage 14 measured 81.5 of 100 against GNU Go
-  level 10 with it and 79.5 without (``azgo gtp --pass-after-move`` turns it off);
+  opponent a free move, and a player sure it has won must not pass while the opponent plays on and kills
+  a group; under area scoring a move costs nothing). Off in ``PlayerConfig`` (self-play plays on
+  regardless); on by default in GTP play (``azgo gtp --pass-after-move`` turns it off; the games that
+  decided it: docs/strength/HISTORY.md);
 * moves ``exclude``d by the caller (GTP ``avoid``/``allow``, ``kgs-genmove_cleanup``'s no-pass);
 * resignation: one ``ResignTracker`` per colour (threshold, consecutive moves, Leela Zero's handicap
   rule and earliest move);

@@ -126,7 +126,7 @@ def quantize_int8(
 
     ``keep_fp32`` names graph nodes (e.g. ``/stem/conv/Conv``) left unquantized: with 7-bit weights the
     rounding error of every layer adds up, and for some networks a few layers carry most of the value
-    head's drift (campaign mx23: value MAE 0.109 quantized whole, 0.035 with the stem convolution, one
+    head's drift (one 19x19 network: value MAE 0.109 quantized whole, 0.035 with the stem convolution, one
     global-pooling matrix and ``/value_fc/Gemm`` kept in fp32; full-range weights 0.026).
     """
     import onnx

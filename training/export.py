@@ -325,8 +325,8 @@ def recalibrate_batchnorm(model: AzNet, positions, batches: int = 64, batch_size
     Why: training draws one board size per batch, and the running statistics are an exponential
     average of the last few dozen batches, most of them of the most common size; a network exported
     so evaluates other sizes with statistics their activations do not have. On 19x19 this showed as
-    a value biased against the side to move, growing with the stones on the board (stage 6: -0.39
-    at 300 stones on its own training games); statistics taken on 19x19 positions remove it.
+    a value biased against the side to move, growing with the stones on the board (-0.39 at 300 stones
+    on a mixed-size network's own training games); statistics taken on 19x19 positions remove it.
     """
     rng = np.random.default_rng(seed)
     norms = [m for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)]

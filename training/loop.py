@@ -39,7 +39,7 @@ positions a second on the CPU): every exported network is quantized at once besi
 archive and the extra folders (random legal positions for a generation 0 that has none), and
 ``games/best.int8.onnx`` follows ``games/best.onnx``. The log gives each copy's top-1 agreement and value MAE
 against its fp32 network; ``--int8-keep-fp32 NODE`` (repeatable) leaves named layers in fp32 in every copy, as
-``python3 -m azgo.nets.quantize --keep-fp32`` does (the campaign's mx23 needed three for its value, MAE 0.109 -> 0.035).
+``azgo quantize --keep-fp32`` does (one 19x19 network needed three for its value, MAE 0.109 -> 0.035).
 
 ``--device`` says where the networks run: training (``azgo train --device``, torch; mixed precision on
 CUDA) and self-play (onnxruntime); gating matches stay on the CPU (a few visits per move: a GPU batch
