@@ -187,6 +187,7 @@ class LazyGroup(click.Group):
         "loop": "azgo.training.loop:loop",
         "quantize": "azgo.training.cli:quantize",
         "shards": "azgo.training.cli:shards",
+        "gnugo-games": "azgo.training.cli:gnugo_games",
     }
 
     def list_commands(self, ctx):
@@ -412,6 +413,15 @@ def match_cmd(engine_a, engine_b, games, size, komi, time_control, max_moves, sg
         raise click.ClickException(str(e)) from None
     for line in summary.lines():
         click.echo(line)
+
+
+@main.command("strength", context_settings={"ignore_unknown_options": True, "allow_extra_args": True,
+                                           "help_option_names": []})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def strength_cmd(args):
+    """Measure the strength table: azgo match lines against GNU Go 3.8 and Pachi 11.99 (azgo strength --help)."""
+    from .strength import main as strength_main
+    sys.exit(strength_main(list(args)))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -337,3 +337,14 @@ def shards_unpack(folder, out):
     """Write the games of FOLDER's shards into OUT (games already there are skipped; file times kept)."""
     from .shards import unpack
     click.echo(f"{unpack(folder, out)} games unpacked into {out}")
+
+
+# ============================================================================================ gnugo-games
+
+@click.command("gnugo-games", context_settings={"ignore_unknown_options": True, "allow_extra_args": True,
+                                                "help_option_names": []})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def gnugo_games(args):
+    """GNU Go self-play games as an SGF archive (a supervised start): azgo gnugo-games --help."""
+    from .gnugo_games import main as games_main
+    sys.exit(games_main(list(args)))

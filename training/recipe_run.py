@@ -36,7 +36,6 @@ import json
 import math
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -536,18 +535,14 @@ class RecipeRun:
     def _opponent(self, m) -> str:
         if m.opponent == "best":
             return self._azgo(self.best_net(m.size), m)
-        if m.opponent == "gnugo":
-            exe = shutil.which("gnugo") or ("/usr/games/gnugo" if os.path.exists("/usr/games/gnugo") else None)
-            if exe is None:
-                raise RecipeError(f"{m.name}: GNU Go is not installed (apt-get install gnugo)")
-            return f"{exe} --mode gtp --chinese-rules --capture-all-dead --level {m.level}"
-        if m.opponent == "pachi":
-            built = os.path.expanduser("~/.cache/azgo/pachi-lag0.2/pachi")  # where scripts/build_pachi.sh puts it
-            exe = os.environ.get("AZGO_PACHI") or shutil.which("pachi-go") or (built if os.path.exists(built) else None)
-            if exe is None:
-                raise RecipeError(f"{m.name}: Pachi 11.99 not found: build it with scripts/build_pachi.sh (or set "
-                                  f"AZGO_PACHI to its binary)")
-            return f"{exe} threads={m.threads},pondering=0,pass_all_alive"
+        from azgo.gtp.opponents import OpponentMissing, gnugo_command, pachi_command
+        try:
+            if m.opponent == "gnugo":
+                return gnugo_command(m.level)
+            if m.opponent == "pachi":
+                return pachi_command(m.threads)
+        except OpponentMissing as e:
+            raise RecipeError(f"{m.name}: {e}") from None
         return m.opponent
 
     def _time_settings(self, m):

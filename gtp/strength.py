@@ -1,0 +1,152 @@
+"""Measure azgo's strength table: ``azgo match`` lines against GNU Go 3.8 and Pachi 11.99.
+
+Each line is one ``azgo match`` (``--komi``, default 7; colours alternating, Tromp-Taylor adjudication after two passes)
+with its SGF files, the engines' stderr and its summary kept in ``OUT/<line>/``; ``OUT/table.md`` is the
+Markdown table (raw counts, win rate with the 95% Wilson interval, Elo, and the command of every line).
+Lines run ``--parallel`` at a time (default 2: one per core, each engine with one thread, so every
+engine has a core to itself while it thinks; with ``--parallel 1`` azgo runs with its default
+``--threads auto`` and Pachi with as many threads). A killed run goes on where it stopped (``azgo match
+--resume``). A game in which the opponent's program died is void and played again (``--replay-crashes b``:
+GNU Go 3.8 segfaults now and then on 19x19); a crash of azgo loses.
+
+Lines (names for ``--lines``):
+
+* ``gnugo9``: 9x9 against ``gnugo --level 10`` (GNU Go has no time limit; it takes what level 10 takes).
+* ``pachi9``, ``pachi13``, ``pachi19``: against Pachi 11.99 under the same clock as azgo: ``azgo match --time
+  "byoyomi 0 S 3"`` sends both engines a byo-yomi of S seconds a move (azgo with ``--lag 0.1``); Pachi spends
+  it (at ``-t S`` it stopped after ~S/10). The table shows each engine's measured seconds per move.
+* ``gnugo13``: 13x13 against GNU Go level 10.
+* ``gnugo19``: 19x19 against GNU Go level 10.
+
+GNU Go runs with ``--capture-all-dead`` and Pachi with ``pass_all_alive``, so that neither passes with
+dead stones on the board: the match scores the final board by area, as it stands.
+
+Usage: azgo strength OUT [--games 100] [--pachi-games N] [--games13 40] [--games19 40]
+       [--seconds 1] [--net FILE] [--lines gnugo9,pachi9,gnugo13,gnugo19] [--parallel 2] [--azgo-args "--score-utility 0.3"] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from azgo.gtp.opponents import OpponentMissing, gnugo_command, pachi_binary
+
+
+
+def gnugo_level10() -> str:
+    try:
+        return gnugo_command(10)
+    except OpponentMissing as e:
+        sys.exit(str(e))
+
+
+def pachi() -> str:
+    return pachi_binary(build=True)
+
+
+def lines(args) -> dict[str, dict]:
+    azgo = f"azgo gtp --seconds {args.seconds:g} --threads {args.threads}"
+    cores = (os.cpu_count() or 1) if args.threads == "auto" else int(args.threads)
+    if args.net:
+        azgo += f" --net {shlex.quote(args.net)}"
+    if args.azgo_args:
+        azgo += " " + " ".join(shlex.quote(a) for a in shlex.split(args.azgo_args))
+    table = {}
+    if "gnugo9" in args.lines:
+        table["gnugo9"] = dict(opponent="GNU Go 3.8 level 10", size=9, games=args.games, b=gnugo_level10(), a=azgo)
+    for name, size, games in (("pachi9", 9, args.pachi_games or args.games), ("pachi13", 13, args.games13),
+                              ("pachi19", 19, args.games19)):
+        if name in args.lines:  # one clock for both: a byo-yomi of `seconds` a move (Pachi at -t S spent ~S/10)
+            period = max(1, round(args.seconds))  # Pachi reads whole seconds (0.2 fails its assertion)
+            table[name] = dict(opponent=f"Pachi 11.99, the same clock ({period} s byo-yomi)", size=size,
+                               games=games, b=f"{pachi()} threads={cores},pondering=0,pass_all_alive",
+                               a=azgo.replace(f"--seconds {args.seconds:g}", f"--seconds {period}") + " --lag 0.1",
+                               time=f"byoyomi 0 {period} 3")
+    if "gnugo13" in args.lines:
+        table["gnugo13"] = dict(opponent="GNU Go 3.8 level 10", size=13, games=args.games13, b=gnugo_level10(), a=azgo)
+    if "gnugo19" in args.lines:
+        table["gnugo19"] = dict(opponent="GNU Go 3.8 level 10", size=19, games=args.games19, b=gnugo_level10(), a=azgo)
+    return table
+
+
+def match_command(line: dict, folder: str, komi: float) -> list[str]:
+    cmd = ["azgo", "match", "-a", line["a"], "-b", line["b"], "-n", str(line["games"]), "--size", str(line["size"]),
+           "--komi", f"{komi:g}", "--sgf-dir", folder, "--name-a", "azgo", "--resume", "--replay-crashes", "b"]
+    return cmd + (["--time", line["time"]] if line.get("time") else [])
+
+
+def run_line(name: str, line: dict, out: str, komi: float) -> dict:
+    folder = os.path.join(out, name)
+    os.makedirs(folder, exist_ok=True)
+    cmd = match_command(line, folder, komi)
+    t = time.time()
+    with open(os.path.join(folder, "match.log"), "a") as log:
+        res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=log, text=True)
+    if res.returncode != 0:
+        raise SystemExit(f"{name}: azgo match failed (see {folder}/match.log)")
+    summary = res.stdout.strip()
+    with open(os.path.join(folder, "summary.txt"), "w") as f:
+        f.write(shlex.join(cmd) + "\n" + summary + "\n")
+    m = re.search(r"(\d+) games, azgo won ([\d.]+), .* won ([\d.]+), draws (\d+)", summary)
+    rate = re.search(r"win rate of azgo: ([\d.]+)% \(95% interval ([\d.]+)% - ([\d.]+)%\)", summary)
+    el = re.search(r"Elo difference: (\S+) \(95% interval (\S+) \.\. (\S+)\)", summary)
+    spm = re.search(r"seconds per move: azgo ([\d.]+) .*?, .* ([\d.]+) \(\d+ moves\)$", summary, re.M)
+    print(f"{name}: {summary.splitlines()[0]} ({time.time() - t:.0f} s)", file=sys.stderr, flush=True)
+    return dict(line, name=name, cmd=shlex.join(cmd), games=int(m[1]), wins=m[2], losses=m[3], draws=int(m[4]),
+                rate=rate[1], lo=rate[2], hi=rate[3], elo=el[1], elo_lo=el[2], elo_hi=el[3],
+                spm=f"{spm[1]} / {spm[2]}" if spm else "-")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="azgo strength", description=__doc__.split("\n")[0])
+    ap.add_argument("out")
+    ap.add_argument("--games", type=int, default=100, help="games of each 9x9 line")
+    ap.add_argument("--pachi-games", type=int, help="games of the Pachi line (default: --games)")
+    ap.add_argument("--games13", type=int, default=40, help="games of the 13x13 line")
+    ap.add_argument("--games19", type=int, default=40, help="games of the 19x19 line")
+    ap.add_argument("--seconds", type=float, default=1.0, help="azgo's seconds per move (and Pachi's)")
+    ap.add_argument("--net", help="network (default: the packaged one)")
+    ap.add_argument("--lines", default="gnugo9,pachi9,gnugo13,gnugo19",
+                    help="of gnugo9, pachi9, gnugo13, pachi13, gnugo19, pachi19")
+    ap.add_argument("--komi", type=float, default=7.0, help="komi of every line (7: the campaign's lines)")
+    ap.add_argument("--azgo-args", default="", help="more azgo gtp options, e.g. \"--score-utility 0.3\"")
+    ap.add_argument("--parallel", type=int, default=2)
+    ap.add_argument("--threads", default=None, help="azgo's --threads (and Pachi's threads): default 1 when lines "
+                    "run in parallel (a core per line), else auto (every core: azgo's default)")
+    ap.add_argument("--quick", action="store_true", help="2 games per line, 0.2 s per move (a smoke run)")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.games, args.pachi_games, args.games13, args.games19, args.seconds = 2, 2, 1, 1, 0.2
+    args.lines = args.lines.split(",")
+    if args.threads is None:
+        args.threads = "1" if args.parallel > 1 else "auto"
+    os.makedirs(args.out, exist_ok=True)
+    table = lines(args)
+    with ThreadPoolExecutor(args.parallel) as pool:
+        rows = list(pool.map(lambda kv: run_line(kv[0], kv[1], args.out, args.komi), table.items()))
+    md = ["| opponent | board | azgo per move | games | azgo won | lost | draws | win rate (95% interval) | Elo (95% interval) "
+          "| s/move azgo / opponent |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        per = f"{r['time'].split()[2]} s clock" if r.get("time") else f"{args.seconds:g} s"
+        md.append(f"| {r['opponent']} | {r['size']}x{r['size']} | {per}, {'default threads' if args.threads == 'auto' else args.threads + ' thread' + ('s' if args.threads != '1' else '')} | {r['games']} | "
+                  f"{r['wins']} | {r['losses']} | {r['draws']} | {r['rate']}% ({r['lo']}-{r['hi']}%) | "
+                  f"{r['elo']} ({r['elo_lo']} .. {r['elo_hi']}) | {r['spm']} |")
+    md.append("")
+    md += [f"- `{r['name']}`: `{r['cmd']}`" for r in rows]
+    with open(os.path.join(args.out, "table.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    print("\n".join(md))
+    for r in rows:
+        print(f"RESULT winrate_{r['name']} {float(r['rate']) / 100:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""``azgo strength`` and ``azgo gnugo-games``: the scripts a user runs, as azgo subcommands (real GNU Go)."""
+
+import subprocess
+import sys
+
+import pytest
+
+from azgo.gtp.opponents import OpponentMissing, gnugo_binary, pachi_binary
+
+AZGO = [sys.executable, "-m", "azgo.gtp.cli"]
+
+try:
+    gnugo_binary()
+    HAVE_GNUGO = True
+except OpponentMissing:
+    HAVE_GNUGO = False
+needs_gnugo = pytest.mark.skipif(not HAVE_GNUGO, reason="GNU Go not installed (apt-get install gnugo)")
+
+
+@needs_gnugo
+@pytest.mark.slow
+def test_strength_table_line_against_gnugo(tmp_path):
+    out = subprocess.run(AZGO + ["strength", str(tmp_path), "--lines", "gnugo9", "--quick", "--parallel", "1",
+                                 "--threads", "1"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "GNU Go 3.8 level 10" in out.stdout and "RESULT winrate_gnugo9" in out.stdout
+    table = (tmp_path / "table.md").read_text()
+    assert "s/move azgo / opponent" in table and "azgo match" in table
+    assert len(list((tmp_path / "gnugo9").glob("game*.sgf"))) == 2
+
+
+@needs_gnugo
+def test_gnugo_games_writes_an_archive(tmp_path):
+    out = subprocess.run(AZGO + ["gnugo-games", str(tmp_path), "--games", "2", "--size", "7", "--level", "1",
+                                 "--workers", "1"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert len(list(tmp_path.glob("*.sgf"))) == 2
+
+
+def test_a_missing_pachi_says_how_to_get_it(monkeypatch, tmp_path):
+    import azgo.gtp.opponents as O
+    monkeypatch.delenv("AZGO_PACHI", raising=False)
+    monkeypatch.setattr(O, "PACHI_DIR", tmp_path / "none")
+    monkeypatch.setattr(O.shutil, "which", lambda name: None)
+    with pytest.raises(OpponentMissing, match="python3 -m azgo.gtp.opponents"):
+        pachi_binary(build=False)
+    monkeypatch.setenv("AZGO_PACHI", "/opt/pachi")
+    assert pachi_binary() == "/opt/pachi"
