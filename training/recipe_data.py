@@ -1,0 +1,257 @@
+"""The data stages of a recipe's generation: self-play (komi, handicap, forked starts), the training window
+(the lineage's generations and the recipe's sources, with their shares), training, export and the int8 copy."""
+
+from __future__ import annotations
+
+import csv
+import glob
+import hashlib
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from azgo.engine.atomic import atomic_write
+
+from .recipe_util import relative_paths
+
+
+class DataMixin:
+    """Stages 1-4 of `azgo.training.recipe_run.RecipeRun`."""
+
+    # ------------------------------------------------------------------ 1. self-play
+    def selfplay_config(self, size: int):
+        from .selfplay import SelfPlayConfig, load_openings
+        sp = self.r.selfplay
+        forks = ()
+        if sp.openings.fraction > 0:
+            files = self.opening_files(size)
+            try:
+                forks = load_openings(files, size, sp.openings.max_moves) if files else ()
+            except ValueError:
+                forks = ()  # no opening of this size: even games from the empty board
+        return SelfPlayConfig(
+            size=size, komi=float(sp.komi.fair[size]), full_visits=sp.full_visits, cheap_visits=sp.cheap_visits,
+            full_prob=sp.full_prob, resign_threshold=sp.resign_threshold, no_resign_fraction=sp.no_resign_fraction,
+            concurrent_games=sp.concurrent_games, max_moves=sp.max_moves or None, precision=sp.precision,
+            openings=forks, opening_fraction=sp.openings.fraction if forks else 0.0,
+            opening_min_moves=sp.openings.min_moves, komi_stdev=sp.komi.stdev,
+            komi_wide_fraction=sp.komi.wide_fraction, komi_range=tuple(float(x) for x in sp.komi.range),
+            handicap_fraction=sp.handicap.fraction, handicap_stones=tuple(sp.handicap.stones),
+            handicap_komi=sp.handicap.komi)
+
+    def opening_files(self, size: int) -> list[str]:
+        """The SGF games whose openings fork self-play of this size (``openings.lost_by``: those lost by
+        that player), sorted."""
+        from azgo.engine.sgf import SgfError, load_sgf
+
+        from .dataset import find_sgf_files
+        op = self.r.selfplay.openings
+        folders = [self._readable(p) for rel in op.sources for p in self._expand(rel)]
+        files = sorted(find_sgf_files(folders)) if folders else []
+        out = []
+        for f in files:
+            try:
+                rec = load_sgf(f)
+            except (SgfError, ValueError, OSError):
+                continue
+            if rec.size != size:
+                continue
+            if op.lost_by:
+                winner = rec.result[:1].upper()
+                loser = rec.white if winner == "B" else rec.black if winner == "W" else ""
+                if op.lost_by.lower() not in (loser or "").lower():
+                    continue
+            out.append(f)
+        return out
+
+    def _expand(self, rel: str) -> list[str]:
+        return [self.path(rel)] if rel.startswith("<run>/") else self.r.expand(rel)
+
+    def best_net(self, size: int) -> str:
+        nets = self.state["best"]["nets"]
+        return nets.get(str(size)) or nets[str(self.r.main_size)]
+
+    def stage_selfplay(self, g: int) -> None:
+        from .workers import archive_games, run_selfplay
+        made = []
+        for n, count in sorted(self.r.games_per_size().items()):
+            out = os.path.join(self.gen_dir(g), "selfplay", str(n))
+            cfg = self.selfplay_config(n)
+            have = len(archive_games(out)) if os.path.isdir(out) else 0
+            self.log(f"[gen {g}] selfplay: {have} -> {count} {n}x{n} games with generation "
+                     f"{self.state['best']['generation']} ({cfg.precision}, {self.workers} workers)")
+            t0 = time.time()
+            if self.ray:
+                from .ray_selfplay import RaySelfPlay
+                pool = RaySelfPlay(self.ray, cfg, workers=self.workers, device=self.device, log=self.log)
+                try:
+                    pool.play(out, count, net=self.best_net(n), seed=self._seed(g, n), show_progress=self.progress)
+                finally:
+                    pool.close()
+            else:
+                run_selfplay(out, count, self.workers, cfg, net=self.best_net(n), seed=self._seed(g, n),
+                             show_progress=self.progress, device=self.device)
+            games = len(archive_games(out))
+            made.append({"generation": g, "size": n, "path": out, "games": games})
+            self.log(f"[gen {g}] selfplay: {games} {n}x{n} games ({(time.time() - t0) / 60:.1f} min now)")
+        self.state["generations"].setdefault(str(g), {})["selfplay"] = made
+
+    def _seed(self, g: int, n: int) -> int:
+        return (self.r.training.seed * 1_000_003 + g * 1009 + n) & 0x7FFFFFF
+
+    # ------------------------------------------------------------------ window
+    def _readable(self, rel: str) -> str:
+        """A folder of SGF files for a recipe source (one path, no pattern): the folder itself, or its shards
+        unpacked into the run."""
+        from .shards import is_shard_folder, unpack
+        path = self.path(rel)
+        if not is_shard_folder(path):
+            return path
+        out = os.path.join(self.dir, "sources", hashlib.sha1(path.encode()).hexdigest()[:8] + "-" + os.path.basename(path))
+        marker = os.path.join(out, ".unpacked")
+        shards = sorted(os.path.basename(p) for p in glob.glob(os.path.join(path, "*.tar.xz")))
+        if not os.path.exists(marker) or Path(marker).read_text() != "\n".join(shards):
+            unpack(path, out)
+            atomic_write(marker, "\n".join(shards))
+        return out
+
+    def window(self, g: int) -> tuple[list[str], list[list], list[list]]:
+        """(sources, source shares, source weights) of generation g's training: the lineage's newest
+        ``window.generations`` generations (g itself included) and the recipe's sources."""
+        w = self.r.window
+        own = [s for s in self.state.get("selfplay", [])]
+        own += [{"generation": s["generation"], "size": s["size"], "path": s["path"]}
+                for s in self.state["generations"].get(str(g), {}).get("selfplay", [])]
+        gens = sorted({s["generation"] for s in own}, reverse=True)[: w.generations]
+        sources, shares, weights = [], [], []
+        for n in sorted(self.r.sizes):
+            mine = [s for s in own if s["generation"] in gens and s["size"] == n]
+            if not mine:
+                continue
+            ages = {s["generation"]: gens.index(s["generation"]) for s in mine}
+            norm = sum(w.recency ** a for a in set(ages.values()))
+            for s in mine:
+                path = s.get("path") or self._readable(s["data"])
+                sources.append(path)
+                if w.recency == 1.0:
+                    shares.append([path, w.selfplay_share, f"selfplay{n}"])
+                else:
+                    shares.append([path, w.selfplay_share * w.recency ** ages[s["generation"]] / norm])
+        for i, s in enumerate(w.sources):
+            paths = [self._readable(p) for p in self._expand(s.path)]
+            for path in paths:
+                sources.append(path)
+                shares.append([path, s.share, f"source{i}"] if len(paths) > 1 else [path, s.share])
+                if s.policy_weight != 1.0:
+                    weights.append([path, 1.0, s.policy_weight])
+        return sources, shares, weights
+
+    # ------------------------------------------------------------------ 2. training
+    def stage_train(self, g: int) -> None:
+        t = self.r.training
+        out = os.path.join(self.gen_dir(g), "train")
+        sources, shares, weights = self.window(g)
+        lw = t.loss_weights
+        cmd = [sys.executable, "-m", "azgo.gtp.cli", "train", *sources, "--out", out,
+               "--steps", str(t.steps), "--batch-size", str(t.batch_size), "--lr", f"{t.lr:g}",
+               "--lr-decay", f"{t.lr_decay:g}", "--momentum", f"{t.momentum:g}", "--weight-decay", f"{t.weight_decay:g}",
+               "--loss-weights", ",".join(f"{lw[k]:g}" for k in ("policy", "value", "ownership", "score")),
+               "--val-fraction", f"{t.val_fraction:g}", "--seed", str(self._seed(g, 0)), "--device", self.device,
+               "--surprise-weight", f"{t.surprise_weight:g}", "--max-final-margin", f"{t.max_final_margin:g}",
+               "--no-tensorboard", "--progress" if self.progress else "--no-progress",
+               "--validate-every", str(max(1, t.steps // 2)), "--checkpoint-every", str(max(1, t.steps // 4))]
+        if t.lr_steps:
+            cmd += ["--lr-steps", ",".join(str(s) for s in t.lr_steps)]
+        if t.threads:
+            cmd += ["--threads", str(t.threads)]
+        if t.size_mix:
+            cmd += ["--size-mix", ",".join(f"{n}={v:g}" for n, v in sorted(t.size_mix.items()))]
+        for path, share, *group in shares:
+            cmd += ["--source-share", f"{path}={share:.6g}" + (f"@{group[0]}" if group else "")]
+        for path, sw, pw in weights:
+            cmd += ["--source-weight", f"{path}={sw:g}:{pw:g}"]
+        if os.path.exists(os.path.join(out, "checkpoint.pt")):
+            cmd.append("--resume")
+        else:
+            cmd += ["--init", self.state["best"]["checkpoint"]]
+        self.log(f"[gen {g}] train: {len(sources)} sources, {t.steps} steps from generation "
+                 f"{self.state['best']['generation']}")
+        subprocess.run(cmd, check=True)
+        info = self.state["generations"].setdefault(str(g), {})
+        info["train"] = {"command": relative_paths(shlex.join(["azgo", *cmd[3:]]), self.r.root, self.dir),
+                         "validation": self._last_validation(out)}
+
+    @staticmethod
+    def _last_validation(out: str) -> dict:
+        path = os.path.join(out, "train_log.csv")
+        if not os.path.exists(path):
+            return {}
+        rows = [r for r in csv.DictReader(open(path)) if r.get("kind") == "val"]
+        if not rows:
+            return {}
+        out = {}
+        for k, v in rows[-1].items():
+            try:
+                out[k] = float(v)
+            except (TypeError, ValueError):
+                if v not in ("", None) and k != "kind":
+                    out[k] = v
+        return out
+
+    # ------------------------------------------------------------------ 3. export, 4. quantize
+    def cand_net(self, g: int, n: int) -> str:
+        return os.path.join(self.gen_dir(g), f"net{n}.onnx")
+
+    def _size_folders(self, g: int, n: int) -> list[str]:
+        """Games of size n for batch-norm statistics and calibration: generation g's own, else the window's."""
+        mine = [s["path"] for s in self.state["generations"].get(str(g), {}).get("selfplay", []) if s["size"] == n]
+        if mine:
+            return mine
+        return [self._readable(p) for s in self.r.window.sources if s.size == n for p in self._expand(s.path)]
+
+    def stage_export(self, g: int) -> None:
+        from .export import export_checkpoint
+        ckpt = os.path.join(self.gen_dir(g), "train", "checkpoint.pt")
+        for n in self.r.export.bn_sizes:
+            folders = self._size_folders(g, n)
+            export_checkpoint(ckpt, self.cand_net(g, n), check=True, bn_data=folders or None,
+                              bn_size=n if folders else None, bn_batches=self.r.export.bn_batches)
+            self.log(f"[gen {g}] export: {os.path.relpath(self.cand_net(g, n), self.dir)}"
+                     + (f" (batch-norm statistics of {n}x{n} positions)" if folders else ""))
+
+    def stage_quantize(self, g: int) -> None:
+        if not self.r.quantize.enabled:
+            return
+        result = {}
+        for n in self.r.export.bn_sizes:
+            result[str(n)] = self._quantize_one(self.cand_net(g, n), n, self._size_folders(g, n), g)
+        self.state["generations"].setdefault(str(g), {})["quantize"] = result
+
+    def _quantize_one(self, net: str, n: int, folders: list[str], g: int) -> dict:
+        """The int8 copy of ``net``: every layer first, then one more ``keep_fp32`` node at a time until the
+        value MAE meets the bar (the last try is kept if none does)."""
+        from azgo.nets.quantize import compare_int8, quantize_int8
+
+        from .calibration import games_of_size, random_positions, sample_positions
+        from .workers import archive_games
+        q = self.r.quantize
+        files = [f for d in folders for f in archive_games(d)]
+        planes = sample_positions(games_of_size(files, n), q.calibration_positions, seed=g) if files else []
+        note = f"{len(planes)} positions of {n}x{n} games of generation {g}'s data"
+        if len(planes) == 0:
+            planes, note = random_positions(n, q.calibration_positions, seed=g), "random legal positions"
+        keep: list[str] = []
+        report = {}
+        for k in range(len(q.keep_fp32) + 1):
+            keep = list(q.keep_fp32[:k])
+            out = quantize_int8(net, planes, calibration_note=note, keep_fp32=keep)
+            report = compare_int8(net, out, planes[-256:])
+            self.log(f"[gen {g}] int8 {n}x{n}: fp32 layers {keep or 'none'}: value MAE {report['value_mae']:.4f}, "
+                     f"top-1 agreement {report['top1_agreement']:.3f}")
+            if report["value_mae"] <= q.max_value_mae:
+                break
+        return {"keep_fp32": keep, "value_mae": round(report["value_mae"], 5),
+                "top1_agreement": round(report["top1_agreement"], 4), "calibration": note}

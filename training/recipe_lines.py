@@ -1,0 +1,174 @@
+"""The match stages of a recipe's generation: the gate (a threshold or Wald's SPRT) and the anchor lines, each
+played in parallel sub-lines, resumed from its SGF files, and kept as a strength record."""
+
+from __future__ import annotations
+
+import math
+import os
+import shlex
+import sys
+
+from .recipe import RecipeError
+from .recipe_util import relative_paths
+
+
+def sprt_llr(scores: list[float], elo0: float, elo1: float) -> float:
+    """The log-likelihood ratio of ``elo1`` against ``elo0`` for a list of game scores (1, 0.5, 0), by the
+    normal approximation of the score (GSPRT); the variance has one win and one loss of prior weight, so a
+    few games never decide alone."""
+    n = len(scores)
+    if n == 0:
+        return 0.0
+    s0, s1 = (1 / (1 + 10 ** (-e / 400)) for e in (elo0, elo1))
+    total = sum(scores)
+    mean = (total + 1.0) / (n + 2)
+    var = (sum((x - mean) ** 2 for x in scores) + (1 - mean) ** 2 + mean ** 2) / (n + 2)
+    return (s1 - s0) * (total - n * (s0 + s1) / 2) / max(var, 1e-6)
+
+def sprt_bounds(alpha: float, beta: float) -> tuple[float, float]:
+    """(lower, upper) LLR bounds of Wald's test: reject below, accept above."""
+    return math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)
+
+
+class LinesMixin:
+    """Stages 5-6 of `azgo.training.recipe_run.RecipeRun`."""
+
+    def _azgo(self, net: str, m) -> str:
+        precision = "int8" if self.r.quantize.enabled else "fp32"
+        limit = f"--visits {m.visits}" if m.visits else f"--seconds {m.seconds:g}"
+        if m.visits == 0 and m.same_clock and m.opponent != "best":
+            limit = "--lag 0.1"  # the clock (byo-yomi of `seconds` a move) sets azgo's time, as the opponent's
+        return (f"{shlex.quote(sys.executable)} -m azgo.gtp.cli gtp --net {shlex.quote(net)} --threads {m.threads} "
+                f"--precision {precision} --device cpu {limit}")
+
+    def _opponent(self, m) -> str:
+        if m.opponent == "best":
+            return self._azgo(self.best_net(m.size), m)
+        from azgo.gtp.opponents import OpponentMissing, gnugo_command, pachi_command
+        try:
+            if m.opponent == "gnugo":
+                return gnugo_command(m.level)
+            if m.opponent == "pachi":
+                return pachi_command(m.threads)
+        except OpponentMissing as e:
+            raise RecipeError(f"{m.name}: {e}") from None
+        return m.opponent
+
+    def _time_settings(self, m):
+        from azgo.engine.timecontrol import TimeSettings
+        if m.visits or not m.same_clock or m.opponent == "best":
+            return None
+        return TimeSettings("byoyomi", 0.0, float(m.seconds), 3)
+
+    def _line(self, g: int, m, folder: str, should_stop=None):
+        """Play line ``m`` for generation g in ``folder`` (with ``parallel`` sub-lines ``folder/part<k>`` at
+        once, each with its share of the games); games already written count (resumed). Returns the
+        combined summary."""
+        import threading
+
+        from azgo.gtp.match import MatchSummary, run_match
+        name_b = m.opponent if m.opponent in ("best", "gnugo", "pachi") else m.name
+        cmd_a, cmd_b, ts = self._azgo(self.cand_net(g, m.size), m), self._opponent(m), self._time_settings(m)
+        parts = [m.games // m.parallel + (1 if k < m.games % m.parallel else 0) for k in range(m.parallel)]
+        live: list = [None] * m.parallel  # each sub-line's summary so far, for a test on all of them
+        lock = threading.Lock()
+
+        def combined():
+            out = MatchSummary(0, 0, 0, 0, f"gen{g}", name_b)
+            for s in live:
+                if s is None:
+                    continue
+                out.games += s.games
+                out.a_wins += s.a_wins
+                out.b_wins += s.b_wins
+                out.draws += s.draws
+                out.scores += s.scores
+                for e in ("a", "b"):
+                    out.add_time(e, *s.seconds[e])
+            return out
+
+        def part(k: int):
+            def stop(summary, k=k):
+                with lock:
+                    live[k] = summary
+                    return should_stop is not None and should_stop(combined())
+            sub = folder if m.parallel == 1 else os.path.join(folder, f"part{k}")
+            try:
+                s = run_match(cmd_a, cmd_b, parts[k], m.size, m.komi, time_settings=ts, sgf_dir=sub, log=self.log,
+                              name_a=f"gen{g}", name_b=name_b, resume=True, replay_crashes="b",
+                              handicap=m.handicap, should_stop=stop)
+            except BaseException as e:  # handed to the stage: a line with a failed part is not done
+                errors.append(e)
+                return
+            with lock:
+                live[k] = s
+        errors: list = []
+        if m.parallel == 1:
+            part(0)
+        else:
+            threads = [threading.Thread(target=part, args=(k,)) for k in range(m.parallel)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        if errors:
+            raise errors[0]
+        summary = combined()
+        for line in summary.lines():
+            self.log(f"[gen {g}] {m.name}: {line}")
+        here = f"{shlex.quote(sys.executable)} -m azgo.gtp.cli"  # shown as the command a user types
+        cmd_a, cmd_b = cmd_a.replace(here, "azgo"), cmd_b.replace(here, "azgo")
+        summary.meta = {"command": relative_paths(f"azgo match -a {shlex.quote(cmd_a)} -b {shlex.quote(cmd_b)} "
+                                                  f"--size {m.size} --komi {m.komi:g}"
+                                                  + (f" --handicap {m.handicap}" if m.handicap else ""),
+                                                  self.r.root, self.dir),
+                        "games_folder": self.rel(folder)}
+        return summary
+
+    def stage_gate(self, g: int) -> None:
+        gate = self.r.gate
+        folder = os.path.join(self.gen_dir(g), "gate")
+        lo, hi = sprt_bounds(gate.alpha, gate.beta)
+
+        def decided(summary) -> bool:
+            if gate.rule != "sprt":
+                return False
+            llr = sprt_llr(summary.scores, gate.elo0, gate.elo1)
+            return llr <= lo or llr >= hi
+        s = self._line(g, gate, folder, should_stop=decided)
+        score = (s.a_wins + 0.5 * s.draws) / s.games if s.games else 0.0
+        if gate.rule == "sprt":
+            llr = sprt_llr(s.scores, gate.elo0, gate.elo1)
+            passed = llr >= hi
+            verdict = f"SPRT LLR {llr:.2f} in ({lo:.2f}, {hi:.2f}): {'accepted' if passed else 'rejected'}"
+        else:
+            passed = score >= gate.threshold
+            verdict = f"score {score:.3f} against the threshold {gate.threshold:g}: {'passed' if passed else 'failed'}"
+        self.log(f"[gen {g}] gate: {verdict}")
+        info = self.state["generations"].setdefault(str(g), {})
+        info["gate"] = self._record(gate, s) | {"passed": passed, "verdict": verdict}
+
+    def stage_anchors(self, g: int) -> None:
+        info = self.state["generations"].setdefault(str(g), {})
+        lines = {}
+        for a in self.r.anchors:
+            if g % a.every:
+                self.log(f"[gen {g}] {a.name}: not this generation (every {a.every})")
+                continue
+            s = self._line(g, a, os.path.join(self.gen_dir(g), "anchors", a.name))
+            lines[a.name] = self._record(a, s)
+        info["anchors"] = lines
+
+    @staticmethod
+    def _record(m, s) -> dict:
+        """A strength line as a record (the card and the ladder take these)."""
+        from azgo.gtp.match import elo, wilson
+        score = (s.a_wins + 0.5 * s.draws) / s.games if s.games else 0.0
+        lo, hi = wilson(s.a_wins + 0.5 * s.draws, s.games) if s.games else (0.0, 1.0)
+        meta = getattr(s, "meta", {})
+        return {"line": m.name, "opponent": m.opponent, "size": m.size, "komi": m.komi, "handicap": m.handicap,
+                "seconds": m.seconds if not m.visits else None, "visits": m.visits or None, "threads": m.threads,
+                "games": s.games, "wins": s.a_wins, "losses": s.b_wins, "draws": s.draws, "score": round(score, 4),
+                "interval": [round(lo, 4), round(hi, 4)], "elo": round(max(-999.0, min(999.0, elo(score))), 1) + 0.0,
+                "seconds_per_move": {"azgo": s.per_move("a"), "opponent": s.per_move("b")},
+                "command": meta.get("command", ""), "games_folder": meta.get("games_folder", "")}

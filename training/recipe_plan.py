@@ -1,0 +1,82 @@
+"""``azgo loop --recipe --plan``: what the next generation will do, and from which state."""
+
+from __future__ import annotations
+
+import os
+
+
+class PlanMixin:
+    """`plan` of `azgo.training.recipe_run.RecipeRun`."""
+
+    def plan(self) -> str:
+        """What the next generation will do, and from which state (nothing is run or written)."""
+        r = self.r
+        lines = [f"recipe {r.name} ({os.path.relpath(r.path)}, sha256 {r.sha256[:12]}), run folder {self.dir}"]
+        if self.state is not None:
+            g, stage = self.state["generation"], self.state["stage"]
+            best = self.state["best"]
+            lines.append(f"state: the run folder, generation {g} at stage {stage}; best is generation "
+                         f"{best['generation']} ({os.path.relpath(best['checkpoint'])})")
+        else:
+            pub = self.published()
+            if pub is not None:
+                g = pub["generation"] + 1
+                lines.append(f"state: the published lineage {os.path.relpath(self.lineage_file())}: generation "
+                             f"{pub['generation']} done, best is generation {pub['best']['generation']} "
+                             f"(checkpoint {pub['best']['checkpoint_sha256'][:12]}, networks "
+                             + ", ".join(f"{n}x{n} {p}" for n, p in pub["best"]["nets"].items()) + ")")
+            else:
+                g = 1
+                st = r.start
+                lines.append("state: nothing run or published yet; generation 0 is "
+                             + (f"the checkpoint {st.checkpoint}" if st.checkpoint else f"a random {st.net} network")
+                             + (", networks " + ", ".join(f"{n}x{n} {p}" for n, p in st.nets.items()) if st.nets else ""))
+            stage = "selfplay"
+        sp = r.selfplay
+        lines.append(f"next: generation {g}, from stage {stage}")
+        per = r.games_per_size()
+        lines.append("  selfplay: " + ", ".join(f"{c} {n}x{n} games" for n, c in sorted(per.items()))
+                     + f" at {sp.full_visits} visits ({sp.full_prob:g} of moves; else {sp.cheap_visits}), {sp.precision}, "
+                     + f"{self.workers} workers")
+        lines.append("            komi " + ", ".join(f"{n}x{n} {sp.komi.fair[n]:g}" for n in sorted(per))
+                     + f" +- {sp.komi.stdev:g} (normal), {sp.komi.wide_fraction:g} of games uniform in "
+                     + f"[{sp.komi.range[0]:g}, {sp.komi.range[1]:g}]; {sp.handicap.fraction:g} handicap games of "
+                     + f"{sp.handicap.stones[0]}-{sp.handicap.stones[1]} stones at komi {sp.handicap.komi:g}")
+        if sp.openings.fraction:
+            lines.append(f"            forked starts: {sp.openings.fraction:g} of even games from the first "
+                         f"{sp.openings.min_moves}-{sp.openings.max_moves} moves of the games in "
+                         f"{', '.join(sp.openings.sources)}"
+                         + (f" lost by {sp.openings.lost_by}" if sp.openings.lost_by else ""))
+        w = r.window
+        known = self.state.get("selfplay", []) if self.state else (self.published() or {}).get("selfplay", [])
+        gens = sorted({s["generation"] for s in known} | {g}, reverse=True)[: w.generations]
+        lines.append(f"  window: the lineage's generations {', '.join(map(str, sorted(gens)))} "
+                     f"(share {w.selfplay_share:g} of their sizes' draws, recency {w.recency:g})"
+                     + "".join(f"; {s.path} share {s.share:g}" + (f" ({s.size}x{s.size})" if s.size else "")
+                               for s in w.sources))
+        t = r.training
+        lines.append(f"  train: {t.steps} steps of {t.batch_size}, lr {t.lr:g}"
+                     + (f" x{t.lr_decay:g} at {', '.join(map(str, t.lr_steps))}" if t.lr_steps else "")
+                     + ", loss weights " + ", ".join(f"{k} {v:g}" for k, v in t.loss_weights.items())
+                     + (", size mix " + ", ".join(f"{n}x{n} {v:g}" for n, v in sorted(t.size_mix.items())) if t.size_mix else ""))
+        lines.append("  export: " + ", ".join(f"{n}x{n} (batch norm of {n}x{n} positions)" for n in r.export.bn_sizes))
+        q = r.quantize
+        lines.append(f"  quantize: int8, value MAE <= {q.max_value_mae:g} on {q.calibration_positions} positions, "
+                     f"fp32 fallbacks {list(q.keep_fp32) or 'none'}" if q.enabled else "  quantize: off")
+        for m in [r.gate, *r.anchors]:
+            how = f"{m.visits} visits" if m.visits else f"{m.seconds:g} s a move" + (" (both engines' clock)" if m.same_clock and m.opponent != "best" else "")
+            rule = ""
+            if m is r.gate:
+                rule = (f"; SPRT elo {r.gate.elo0:g} vs {r.gate.elo1:g}, alpha {r.gate.alpha:g}, beta {r.gate.beta:g}"
+                        if r.gate.rule == "sprt" else f"; passes at a score >= {r.gate.threshold:g}")
+            lines.append(f"  {m.name}: {m.games} games against {m.opponent} on {m.size}x{m.size}, komi {m.komi:g}"
+                         + (f", {m.handicap} handicap stones" if m.handicap else "") + f", {how}{rule}"
+                         + (f" ({m.parallel} at once)" if m.parallel > 1 else "")
+                         + (f"; every {m.every} generations" + ("" if g % m.every else ", this one")
+                            if m is not r.gate and m.every > 1 else ""))
+        p = r.promotion
+        lines.append("  promote: " + (", ".join(f"{n}x{n} -> {p.registry}/{f}" for n, f in sorted(p.entries.items()))
+                                      if p.entries else "best network of the run only (no registry entry)"))
+        lines.append("  publish: " + (f"{r.lineage.dir} (best.pt, lineage.json, ladder)" if r.lineage.dir else "nothing")
+                     + (f", self-play shards under {r.lineage.data}/" if r.lineage.data else ""))
+        return "\n".join(lines)

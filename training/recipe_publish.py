@@ -1,0 +1,270 @@
+"""The last stages of a recipe's generation: promotion (the registry entries and their cards), the ladder, and
+the publication of the lineage's resume state into the repository."""
+
+from __future__ import annotations
+
+import csv
+import glob
+import json
+import os
+from pathlib import Path
+
+from azgo.engine.atomic import atomic_copy, atomic_write
+
+from .recipe_util import LADDER_FIELDS, LINEAGE_FILE, STAGES, relative_paths, sha256
+
+
+class PublishMixin:
+    """Stages 7-8 and the ladder of `azgo.training.recipe_run.RecipeRun`."""
+
+    # ------------------------------------------------------------------ 7. promotion
+    def stage_promote(self, g: int) -> None:
+        info = self.state["generations"].setdefault(str(g), {})
+        passed = bool(info.get("gate", {}).get("passed"))
+        hours = self.state.get("core_hours", 0.0)
+        ratings = self.state.setdefault("ratings", {"0": 0.0})
+        for name, rec in [("gate", info.get("gate"))] + list(info.get("anchors", {}).items()):
+            if not rec:
+                continue
+            smoothed = _elo_of((rec["wins"] + 0.5 * rec["draws"] + 0.5) / (rec["games"] + 1))
+            if name == "gate" and rec["opponent"] == "best":  # the ladder chains head-to-head steps
+                ratings[str(g)] = round(ratings.get(str(self.state["best"]["generation"]), 0.0) + smoothed, 1)
+                self._add_ladder(g, dict(rec, elo=ratings[str(g)]), passed, hours)
+            else:  # against a fixed opponent: Elo of the (half-a-win smoothed) score
+                self._add_ladder(g, dict(rec, elo=round(smoothed, 1)), passed, hours)
+        if not passed:
+            info["promoted"] = False
+            self.log(f"[gen {g}] not promoted: generation {self.state['best']['generation']} stays the best")
+            return
+        nets = {str(n): self.cand_net(g, n) for n in self.r.export.bn_sizes}
+        self.state["best"] = {"generation": g, "checkpoint": os.path.join(self.gen_dir(g), "train", "checkpoint.pt"),
+                              "nets": nets}
+        info["promoted"] = True
+        if self.r.promotion.entries:
+            self._promote_registry(g, info)
+        self.log(f"[gen {g}] promoted: generation {g} is the best network")
+
+    def _promote_registry(self, g: int, info: dict) -> None:
+        from azgo.nets.quantize import int8_path_for
+        reg = self.path(self.r.promotion.registry)
+        os.makedirs(reg, exist_ok=True)
+        registry_path = os.path.join(reg, "registry.json")
+        registry = json.load(open(registry_path)) if os.path.exists(registry_path) else {"networks": []}
+        for n, fname in sorted(self.r.promotion.entries.items()):
+            src = self.cand_net(g, n)
+            dst = os.path.join(reg, fname)
+            if os.path.exists(int8_path_for(src)):
+                atomic_copy(int8_path_for(src), int8_path_for(dst))
+            atomic_copy(src, dst)
+            card = self.card(g, n, info, dst)
+            old_card = Path(dst).with_suffix(".json")
+            if old_card.exists():  # what it replaces, by hash (the old card's history stays in git)
+                try:
+                    old = json.loads(old_card.read_text())
+                    card["previous"] = {"sha256": old.get("sha256"), "name": old.get("name"),
+                                        "recipe_generation": (old.get("recipe") or {}).get("generation")}
+                except ValueError:
+                    pass
+            atomic_write(old_card, json.dumps(card, indent=2) + "\n")
+            entry = next((e for e in registry["networks"] if e["file"] == fname), None)
+            if entry is None:
+                registry["networks"].append({"file": fname, "sizes": [n, n], "card": Path(fname).with_suffix(".json").name})
+            self.log(f"[gen {g}] registry: {fname} <- generation {g} ({sha256(dst)[:12]})")
+        atomic_write(registry_path, json.dumps(registry, indent=2) + "\n")
+
+    def card(self, g: int, n: int, info: dict, dst: str) -> dict:
+        """The card of generation g's size-n network as promoted (relative paths only)."""
+        from azgo.nets.quantize import int8_path_for
+        src_card = Path(self.cand_net(g, n)).with_suffix(".json")
+        base = json.loads(src_card.read_text()) if src_card.exists() else {}
+        base["name"] = Path(dst).stem
+        base["file"] = os.path.basename(dst)
+        base["sha256"] = sha256(dst)
+        if int8_path_for(dst).exists():
+            base["int8"] = {"file": int8_path_for(dst).name, "sha256": sha256(int8_path_for(dst)),
+                            **info.get("quantize", {}).get(str(n), {})}
+        gens = self.state["generations"]
+        base["recipe"] = {"name": self.r.name, "file": os.path.relpath(self.r.path, self.r.root),
+                          "sha256": self.r.sha256, "generation": g,
+                          "parent_generation": self._parent(g),
+                          "core_hours": self.state.get("core_hours", 0.0),
+                          "hours_this_generation": round(sum(gens[str(g)].get("seconds", {}).values()) / 3600, 3),
+                          "selfplay": [{"size": s["size"], "games": s["games"]} for s in info.get("selfplay", [])],
+                          "train": info.get("train", {})}
+        base["strength"] = [rec for rec in [info.get("gate")] + list(info.get("anchors", {}).values()) if rec]
+        return relative_paths(base, self.r.root, self.dir)
+
+    def _parent(self, g: int) -> int | None:
+        rows = [r for r in self.state["ladder"] if r.get("promoted") in ("1", 1, True) and int(r["generation"]) < g]
+        return int(rows[-1]["generation"]) if rows else None
+
+    # ------------------------------------------------------------------ ladder
+    def _ladder_row(self, g, line, opponent, size, games, rec, promoted, hours) -> dict:
+        rec = rec or {}
+        return {"generation": g, "line": line, "opponent": opponent, "size": size,
+                "seconds": rec.get("seconds") or "", "games": games, "wins": rec.get("wins", ""),
+                "losses": rec.get("losses", ""), "draws": rec.get("draws", ""), "score": rec.get("score", ""),
+                "elo": rec.get("elo", ""), "promoted": int(bool(promoted)), "core_hours": round(hours, 3)}
+
+    def _add_ladder(self, g: int, rec: dict, promoted: bool, hours: float) -> None:
+        ladder = [r for r in self.state["ladder"] if not (int(r["generation"]) == g and r["line"] == rec["line"])]
+        ladder.append(self._ladder_row(g, rec["line"], rec["opponent"], rec["size"], rec["games"], rec, promoted, hours))
+        self.state["ladder"] = ladder
+
+    def write_ladder(self, folder: str) -> None:
+        """``ladder.csv`` and ``ladder.png`` (the score of every line by generation) into ``folder``."""
+        import io
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=LADDER_FIELDS, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(self.state["ladder"])
+        atomic_write(os.path.join(folder, "ladder.csv"), buf.getvalue())
+        plot_ladder(self.state["ladder"], os.path.join(folder, "ladder.png"), self.r.name)
+
+    # ------------------------------------------------------------------ 8. publish
+    def stage_publish(self, g: int) -> None:
+        self.write_ladder(self.dir)
+        if not self.r.lineage.dir:
+            self._keep_selfplay(g, [])
+            return
+        published = self._pack_selfplay(g)
+        self._keep_selfplay(g, published)
+        self.publish(done=g)
+
+    def _pack_selfplay(self, g: int) -> list[dict]:
+        """Generation g's self-play (as far as it got) packed into ``lineage.data``; returns the folders."""
+        from .shards import pack
+        out = []
+        if not self.r.lineage.data:
+            return out
+        for n in sorted(self.r.sizes):
+            src = os.path.join(self.gen_dir(g), "selfplay", str(n))
+            if not os.path.isdir(src):
+                continue
+            rel = os.path.join(self.r.lineage.data, f"{self.r.name}-g{g:04d}-{n}")
+            pack(src, self.path(rel), per_shard=1500)
+            out.append({"generation": g, "size": n, "data": rel,
+                        "games": len(glob.glob(os.path.join(src, "*.sgf")))})
+        return out
+
+    def publish(self, done: int | None = None) -> str | None:
+        """Write the lineage's resume state into ``lineage.dir``: the best checkpoint and networks (the registry's
+        files when they are the promoted ones), ``lineage.json``, the ladder; with ``done`` = g, generation g is
+        finished; else the generation in progress goes with it (its self-play so far packed as shards, its
+        trained checkpoint, the stage to resume), so that a new run folder (a fresh clone) continues it.
+        Returns the lineage file (None without ``lineage.dir``)."""
+        if not self.r.lineage.dir or self.state is None:
+            return None
+        from azgo.nets.quantize import int8_path_for
+        lin = self.path(self.r.lineage.dir)
+        os.makedirs(lin, exist_ok=True)
+        best = self.state["best"]
+        ckpt_dst = os.path.join(lin, "best.pt")
+        if not os.path.exists(ckpt_dst) or sha256(ckpt_dst) != sha256(best["checkpoint"]):
+            atomic_copy(best["checkpoint"], ckpt_dst)
+        nets = {}
+        registry = self.path(self.r.promotion.registry)
+        for n, path in best["nets"].items():
+            entry = self.r.promotion.entries.get(int(n))
+            promoted = (entry and not self.r.promotion.registry.startswith("<run>/")  # a run's registry goes with it
+                        and os.path.exists(os.path.join(registry, entry))
+                        and sha256(os.path.join(registry, entry)) == sha256(path))
+            if promoted:
+                nets[n] = self.rel(os.path.join(registry, entry))
+                for stale in (os.path.join(lin, f"best{n}.onnx"), str(int8_path_for(os.path.join(lin, f"best{n}.onnx")))):
+                    if os.path.exists(stale):
+                        os.remove(stale)
+            else:
+                dst = os.path.join(lin, f"best{n}.onnx")
+                if not os.path.exists(dst) or sha256(dst) != sha256(path):
+                    atomic_copy(path, dst)
+                if int8_path_for(path).exists():
+                    atomic_copy(int8_path_for(path), int8_path_for(dst))
+                nets[n] = self.rel(dst)
+        finished = done if done is not None else self.state["generation"] - 1
+        pub = {"recipe": self.r.name, "recipe_sha256": self.r.sha256, "generation": finished,
+               "best": {"generation": best["generation"], "checkpoint": "best.pt",
+                        "checkpoint_sha256": sha256(ckpt_dst), "nets": nets,
+                        "nets_sha256": {n: sha256(p) for n, p in best["nets"].items()}},
+               "selfplay": [{k: s[k] for k in ("generation", "size", "data")} for s in self.state["selfplay"]
+                            if s.get("data") and s["generation"] <= finished],
+               "ladder": self.state["ladder"], "core_hours": self.state.get("core_hours", 0.0),
+               "generations": relative_paths({k: {kk: vv for kk, vv in v.items() if kk != "selfplay"}
+                                              for k, v in self.state["generations"].items() if int(k) <= finished},
+                                             self.r.root, self.dir)}
+        cand = os.path.join(lin, "candidate.pt")
+        if done is None:
+            g = self.state["generation"]
+            progress = {"generation": g, "stage": self.state["stage"], "selfplay": self._pack_selfplay(g),
+                        "info": relative_paths({k: v for k, v in self.state["generations"].get(str(g), {}).items()
+                                                if k != "selfplay"}, self.r.root, self.dir)}
+            trained = os.path.join(self.gen_dir(g), "train", "checkpoint.pt")
+            if STAGES.index(self.state["stage"]) > STAGES.index("train") and os.path.exists(trained):
+                if not os.path.exists(cand) or sha256(cand) != sha256(trained):
+                    atomic_copy(trained, cand)
+                progress["candidate_checkpoint_sha256"] = sha256(cand)
+            elif os.path.exists(cand):
+                os.remove(cand)
+            pub["in_progress"] = progress
+        elif os.path.exists(cand):
+            os.remove(cand)
+        path = os.path.join(lin, LINEAGE_FILE)
+        atomic_write(path, json.dumps(pub, indent=1) + "\n")
+        self.write_ladder(lin)
+        what = f"generation {finished} done" + (f", generation {self.state['generation']} at stage "
+                                                 f"{self.state['stage']}" if done is None else "")
+        self.log(f"[publish] {self.rel(lin)}: {what}, best {best['generation']}")
+        return path
+
+    def _keep_selfplay(self, g: int, published: list[dict]) -> None:
+        """Add generation g's self-play to the lineage's list (with its shard folder when published)."""
+        data = {(p["generation"], p["size"]): p["data"] for p in published}
+        keep = [s for s in self.state.get("selfplay", []) if s["generation"] != g]
+        for s in self.state["generations"].get(str(g), {}).get("selfplay", []):
+            keep.append({"generation": g, "size": s["size"], "path": s["path"],
+                         **({"data": data[(g, s["size"])]} if (g, s["size"]) in data else {})})
+        newest = sorted({s["generation"] for s in keep}, reverse=True)[: self.r.window.generations]
+        self.state["selfplay"] = [s for s in keep if s["generation"] in newest]
+
+
+def _elo_of(score: float) -> float:
+    from azgo.gtp.match import elo
+    return elo(score)
+
+
+def plot_ladder(rows: list[dict], png: str, title: str) -> bool:
+    """Each line's Elo against the lineage's core-hours (promoted generations in green; the gate line chains
+    the head-to-head steps from generation 0, the anchor lines are against their fixed opponent, each
+    score smoothed by half a win on each side); needs matplotlib."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    lines: dict[str, list] = {}
+    for r in rows:
+        if r.get("elo") in ("", None):
+            continue
+        lines.setdefault(r["line"], []).append((float(r.get("core_hours") or 0.0), float(r["elo"]),
+                                                str(r["promoted"]) == "1", int(r["generation"])))
+    if not lines:
+        return False
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for name, pts in sorted(lines.items()):
+        pts.sort()
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
+        ax.plot([p[0] for p in pts if p[2]], [p[1] for p in pts if p[2]], "o", color="green")
+        for x, y, _, gen in pts:
+            ax.annotate(str(gen), (x, y), textcoords="offset points", xytext=(3, 3), fontsize=7)
+    ax.set_xlabel("core-hours of the lineage (labels: generation)")
+    ax.set_ylabel("Elo (gate: chained head to head; anchors: against them)")
+    ax.set_title(f"{title}: ladder (green: promoted)")
+    ax.set_xlim(left=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="best")
+    tmp = png + ".tmp.png"
+    fig.savefig(tmp, dpi=90, bbox_inches="tight")
+    plt.close(fig)
+    os.replace(tmp, png)
+    return True
