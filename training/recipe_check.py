@@ -1,0 +1,184 @@
+"""The checks of a recipe beyond each field's type: ranges and the rules between fields (``RecipeError`` names
+the first bad field). `check_recipe` runs them all, before any work."""
+
+from __future__ import annotations
+
+import os
+
+from .recipe import Recipe, RecipeError
+
+
+def check_recipe(r: Recipe, where: str) -> None:
+    """Ranges and cross-field rules of ``r``; the first problem raises, naming its field."""
+
+    def fail(name: str, msg: str):
+        raise RecipeError(f"{where}: {name}: {msg}")
+
+    def num(name: str, v: float, lo: float | None = None, hi: float | None = None, lo_open: bool = False):
+        if (lo is not None and (v < lo or (lo_open and v == lo))) or (hi is not None and v > hi):
+            rng = (f"> {lo:g}" if lo_open else f">= {lo:g}") if hi is None else f"in [{lo:g}, {hi:g}]"
+            fail(name, f"must be {rng}, got {v:g}")
+
+    for check in (_check_start, _check_selfplay, _check_window, _check_training, _check_export, _check_matches,
+                  _check_promotion):
+        check(r, fail, num)
+
+
+def _check_start(r: Recipe, fail, num) -> None:
+    """Where the lineage starts (unless it has published a state already)."""
+    published = bool(r.lineage.dir) and not r.lineage.dir.startswith("<run>/") and os.path.exists(
+        os.path.join(r.resolve(r.lineage.dir), "lineage.json"))
+    if published:
+        pass  # the lineage goes on from its published state: [start] is its history
+    elif not r.start.checkpoint:
+        from .model import NET_SIZES  # torch: only for a lineage that starts from random weights
+        if r.start.net not in NET_SIZES:
+            fail("start.net", f"unknown network size {r.start.net!r}; known: {', '.join(NET_SIZES)}")
+    if not published and r.start.checkpoint and not os.path.isfile(r.resolve(r.start.checkpoint)):
+        fail("start.checkpoint", f"no such file {r.start.checkpoint!r} (relative to {os.path.relpath(r.root)})")
+    for n, p in r.start.nets.items():
+        if not published and not os.path.isfile(r.resolve(p)):
+            fail(f"start.nets.{n}", f"no such file {p!r}")
+
+
+def _check_selfplay(r: Recipe, fail, num) -> None:
+    """Self-play, forked starts, komi and handicap."""
+    sp = r.selfplay
+    num("selfplay.games", sp.games, 1)
+    num("selfplay.full_visits", sp.full_visits, 1)
+    num("selfplay.cheap_visits", sp.cheap_visits, 1)
+    num("selfplay.full_prob", sp.full_prob, 0, 1)
+    num("selfplay.workers", sp.workers, 0)
+    num("selfplay.concurrent_games", sp.concurrent_games, 1)
+    num("selfplay.resign_threshold", sp.resign_threshold, 0, 1)
+    num("selfplay.no_resign_fraction", sp.no_resign_fraction, 0, 1)
+    num("selfplay.max_moves", sp.max_moves, 0)
+    if sp.precision not in ("fp32", "int8"):
+        fail("selfplay.precision", f"fp32 or int8, got {sp.precision!r}")
+    if sp.precision == "int8" and not r.quantize.enabled:
+        fail("selfplay.precision", "int8 self-play needs quantize.enabled = true")
+    num("selfplay.openings.fraction", sp.openings.fraction, 0, 1)
+    num("selfplay.openings.min_moves", sp.openings.min_moves, 1)
+    num("selfplay.openings.max_moves", sp.openings.max_moves, sp.openings.min_moves)
+    if sp.openings.fraction > 0 and not sp.openings.sources:
+        fail("selfplay.openings.sources", "forked starts (fraction > 0) need sources")
+    for i, s in enumerate(sp.openings.sources):
+        if not isinstance(s, str) or not r.expand(s):
+            fail(f"selfplay.openings.sources[{i}]", f"no such folder {s!r}")
+    k = sp.komi
+    num("selfplay.komi.stdev", k.stdev, 0)
+    num("selfplay.komi.wide_fraction", k.wide_fraction, 0, 1)
+    if len(k.range) != 2 or not all(isinstance(x, (int, float)) for x in k.range) or k.range[0] > k.range[1]:
+        fail("selfplay.komi.range", f"expected [low, high] with low <= high, got {list(k.range)}")
+    for n in r.sizes:
+        if n not in k.fair:
+            fail("selfplay.komi.fair", f"no fair komi for board size {n} (in [sizes])")
+        if not k.range[0] <= k.fair[n] <= k.range[1]:
+            fail(f"selfplay.komi.fair.{n}", f"{k.fair[n]:g} lies outside selfplay.komi.range")
+    h = sp.handicap
+    num("selfplay.handicap.fraction", h.fraction, 0, 1)
+    if len(h.stones) != 2 or not all(isinstance(x, int) for x in h.stones) or not 2 <= h.stones[0] <= h.stones[1] <= 9:
+        fail("selfplay.handicap.stones", f"expected [fewest, most] within 2..9, got {list(h.stones)}")
+
+
+def _check_window(r: Recipe, fail, num) -> None:
+    """The training window and its shares per board size."""
+    w = r.window
+    num("window.generations", w.generations, 1)
+    num("window.selfplay_share", w.selfplay_share, 0, 1)
+    num("window.recency", w.recency, 0, 1, lo_open=True)
+    for i, s in enumerate(w.sources):
+        if not s.path:
+            fail(f"window.sources[{i}].path", "required")
+        num(f"window.sources[{i}].share", s.share, 0, 1)
+        num(f"window.sources[{i}].policy_weight", s.policy_weight, 0, 1)
+        if s.size and not 7 <= s.size <= 19:
+            fail(f"window.sources[{i}].size", f"a board size 7-19 (or 0: any), got {s.size}")
+        if not r.expand(s.path):
+            fail(f"window.sources[{i}].path", f"no such folder {s.path!r}")
+    for n in set(r.sizes) | {s.size for s in w.sources if s.size}:
+        total = (w.selfplay_share if n in r.sizes else 0.0) + sum(s.share for s in w.sources if s.size in (0, n))
+        if total > 1 + 1e-9:
+            fail("window", f"the shares of the {n}x{n} draws sum to {total:g} > 1 (selfplay_share and sources)")
+
+
+def _check_training(r: Recipe, fail, num) -> None:
+    """The training settings."""
+    t = r.training
+    num("training.steps", t.steps, 1)
+    num("training.batch_size", t.batch_size, 1)
+    num("training.lr", t.lr, 0, lo_open=True)
+    num("training.lr_decay", t.lr_decay, 0, lo_open=True)
+    num("training.momentum", t.momentum, 0, 1)
+    num("training.weight_decay", t.weight_decay, 0)
+    num("training.surprise_weight", t.surprise_weight, 0, 1)
+    num("training.max_final_margin", t.max_final_margin, 0, 2)
+    num("training.val_fraction", t.val_fraction, 0, 0.5)
+    num("training.threads", t.threads, 0)
+    if any(not isinstance(s, int) or not 0 < s < t.steps for s in t.lr_steps) or list(t.lr_steps) != sorted(t.lr_steps):
+        fail("training.lr_steps", f"increasing steps between 1 and training.steps - 1, got {list(t.lr_steps)}")
+    if set(t.loss_weights) != {"policy", "value", "ownership", "score"}:
+        fail("training.loss_weights", "needs policy, value, ownership and score")
+    for key, v in t.loss_weights.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+            fail(f"training.loss_weights.{key}", f"a number >= 0, got {v!r}")
+    for n, v in t.size_mix.items():
+        num(f"training.size_mix.{n}", v, 0)
+
+
+def _check_export(r: Recipe, fail, num) -> None:
+    """Export and quantization."""
+    bn = r.export.bn_sizes
+    if not bn or any(not isinstance(n, int) or not 7 <= n <= 19 for n in bn) or len(set(bn)) != len(bn):
+        fail("export.bn_sizes", f"distinct board sizes 7-19, at least one, got {list(bn)}")
+    num("export.bn_batches", r.export.bn_batches, 1)
+    q = r.quantize
+    num("quantize.calibration_positions", q.calibration_positions, 16)
+    num("quantize.max_value_mae", q.max_value_mae, 0, lo_open=True)
+    if any(not isinstance(x, str) or not x for x in q.keep_fp32):
+        fail("quantize.keep_fp32", "graph node names (strings)")
+
+
+def _check_matches(r: Recipe, fail, num) -> None:
+    """The gate and the anchor lines."""
+    bn = r.export.bn_sizes
+    for label, m in [("gate", r.gate)] + [(f"anchors[{i}]", a) for i, a in enumerate(r.anchors)]:
+        num(f"{label}.games", m.games, 1)
+        num(f"{label}.seconds", m.seconds, 0, lo_open=m.visits == 0)
+        num(f"{label}.visits", m.visits, 0)
+        num(f"{label}.threads", m.threads, 1)
+        num(f"{label}.level", m.level, 1, 10)
+        num(f"{label}.parallel", m.parallel, 1, m.games)
+        num(f"{label}.every", m.every, 1)
+        if not 7 <= m.size <= 19:
+            fail(f"{label}.size", f"a board size 7-19, got {m.size}")
+        if m.size not in bn:
+            fail(f"{label}.size", f"no network is exported for {m.size}x{m.size} (export.bn_sizes)")
+        if m.handicap and not 2 <= m.handicap <= 9:
+            fail(f"{label}.handicap", f"0 or 2-9 stones, got {m.handicap}")
+        if m.komi * 2 != int(m.komi * 2):
+            fail(f"{label}.komi", f"a multiple of 0.5, got {m.komi:g}")
+        if not m.opponent:
+            fail(f"{label}.opponent", "best, gnugo, pachi or a GTP command line")
+        if m.opponent == "pachi" and m.same_clock and not m.visits and m.seconds != int(m.seconds):
+            fail(f"{label}.seconds", f"Pachi's clock takes whole seconds, got {m.seconds:g}")
+    names = [a.name for a in r.anchors]
+    if len(set(names)) != len(names) or "gate" in names:
+        fail("anchors", f"each anchor line needs its own name (not 'gate'), got {names}")
+    if r.gate.rule not in ("threshold", "sprt"):
+        fail("gate.rule", f"threshold or sprt, got {r.gate.rule!r}")
+    num("gate.threshold", r.gate.threshold, 0, 1)
+    num("gate.alpha", r.gate.alpha, 0, 0.5, lo_open=True)
+    num("gate.beta", r.gate.beta, 0, 0.5, lo_open=True)
+    if r.gate.rule == "sprt" and not r.gate.elo1 > r.gate.elo0:
+        fail("gate.elo1", "must be above gate.elo0")
+
+
+def _check_promotion(r: Recipe, fail, num) -> None:
+    """Which registry entries a promoted network replaces."""
+    bn = r.export.bn_sizes
+    for n, f in r.promotion.entries.items():
+        if n not in bn:
+            fail(f"promotion.entries.{n}", f"no network is exported for {n}x{n} (export.bn_sizes)")
+        if not f.endswith(".onnx") or "/" in f:
+            fail(f"promotion.entries.{n}", f"a file name ending in .onnx in the registry folder, got {f!r}")
