@@ -64,6 +64,7 @@ def check_archive(folder, target):
     return files
 
 
+@pytest.mark.slow
 def test_two_actors_fill_the_archive_and_follow_a_promotion(ray_session, nets, tmp_path):
     from azgo.training.ray_selfplay import RaySelfPlay
     archive = tmp_path / "games"
@@ -98,6 +99,7 @@ def test_two_actors_fill_the_archive_and_follow_a_promotion(ray_session, nets, t
         pool.close()
 
 
+@pytest.mark.slow
 def test_sigkilled_actor_is_replaced_and_the_target_met(ray_session, nets, tmp_path):
     from azgo.training.ray_selfplay import RaySelfPlay
     out = tmp_path / "games"

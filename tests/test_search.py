@@ -184,6 +184,7 @@ def play_game_on_clock(settings: TimeSettings, size=9, moves=120, cost=0.02, lag
     TimeSettings("canadian", main=0.0, period=5.0, stones=5),
     TimeSettings("fischer", main=10.0, increment=1.0),
 ], ids=["absolute10s", "byoyomi5x1s", "main5s+byoyomi1x1s", "canadian5in5s", "fischer10s+1s"])
+@pytest.mark.slow
 def test_simulated_clock_never_overruns(settings, threads):
     clocks, worst, game = play_game_on_clock(settings, threads=threads)
     assert game.move_number > 60
@@ -198,10 +199,11 @@ def test_simulated_clock_never_overruns(settings, threads):
     TimeSettings("fischer", main=30.0, increment=2.0),
     TimeSettings("fischer", main=30.0, increment=2.0, main_limit=35.0, max_per_move=3.0),
 ], ids=["10s+1s", "30s+2s", "capped30s+2s"])
+@pytest.mark.slow
 def test_fischer_games_lose_no_time_and_use_the_clock(settings, size):
     """Fischer clocks as gtp2ogs sends them (kata-time_settings): a whole game of moves on 9x9 and 19x19 without a
     flag, spending most of each increment (not a fixed small budget) and never over the per-move cap."""
-    moves = 120 if size == 9 else 200
+    moves = 120 if size == 9 else 100  # 19x19: far enough for 10 s + 1 s to run down to its increment
     clocks, worst, game = play_game_on_clock(settings, size=size, moves=moves, lag=0.5)
     assert game.move_number >= 60
     for c in (BLACK, WHITE):

@@ -171,6 +171,7 @@ def test_selfplay_killed_mid_write_leaves_no_corrupt_file_and_resumes(tmp_path, 
         load_sgf(path).to_game()
 
 
+@pytest.mark.slow
 def test_two_workers_and_a_trainer_share_one_archive(tmp_path, tiny_net):
     archive = tmp_path / "archive"
     archive.mkdir()

@@ -466,6 +466,7 @@ def _azgo(*args):
     return [sys.executable, "-c", "import sys; from azgo.gtp.cli import main; sys.exit(main())", *args]
 
 
+@pytest.mark.slow
 def test_sigkill_leaves_a_loadable_checkpoint_and_resume_finishes(archive, tmp_path):
     out = tmp_path / "run"
     ckpt = out / "checkpoint.pt"
@@ -532,6 +533,7 @@ def test_cli_help_does_not_import_torch():
     assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr
 
 
+@pytest.mark.slow
 def test_batchnorm_recalibration_matches_the_statistics_of_the_board_size(archive, tmp_path):
     """Exported statistics that do not fit a board size (here: random ones, as after training on
     another size) make eval-mode outputs differ from what the batches' own statistics give;

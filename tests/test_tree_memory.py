@@ -27,6 +27,7 @@ def walk(root):
     return out
 
 
+@pytest.mark.slow
 @needs_proc
 def test_search_stops_growing_at_the_memory_cap():
     release_memory(collect=True)
@@ -130,6 +131,7 @@ def test_thread_plan():
     assert plan_threads(1).search == 1 and "2 search threads" in plan_threads(None, cpu_count=2).describe()
 
 
+@pytest.mark.slow
 @needs_proc
 def test_gtp_genmove_answers_at_the_cap_and_says_so(capsys):
     from azgo.gtp.config import EngineConfig
@@ -147,6 +149,7 @@ def test_gtp_genmove_answers_at_the_cap_and_says_so(capsys):
     assert np.isfinite(eng.searcher.root.q())
 
 
+@pytest.mark.slow
 @needs_proc
 def test_pondering_uses_the_threads_and_stops_at_the_cap():
     release_memory(collect=True)
