@@ -52,17 +52,8 @@ def gnugo_dead(rec, moves: int) -> set[int]:
 
 
 def chains(board, min_stones: int) -> list[tuple[int, list[int]]]:
-    seen: set[int] = set()
-    out = []
-    for m in range(board.size * board.size):
-        c = board.color_at(m)
-        if c not in (BLACK, WHITE) or m in seen:
-            continue
-        ch = board.chain(m)
-        seen.update(ch)
-        if len(ch) >= min_stones:
-            out.append((c, sorted(ch)))
-    return out
+    """(colour, stones) of every chain of at least ``min_stones`` stones."""
+    return [(board.color_at(ch[0]), ch) for ch in board.chains() if len(ch) >= min_stones]
 
 
 def main() -> int:

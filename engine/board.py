@@ -188,6 +188,18 @@ class Board:
             if s == loc:
                 return sorted(out)
 
+    def chains(self) -> list[list[int]]:
+        """Every chain on the board (each as `chain` gives it), in the order of their first point."""
+        seen: set[int] = set()
+        out = []
+        for m in range(self.size * self.size):
+            if m in seen or self.color_at(m) not in (BLACK, WHITE):
+                continue
+            ch = self.chain(m)
+            seen.update(ch)
+            out.append(ch)
+        return out
+
     def stones(self, color: int) -> list[int]:
         """All points holding ``color``, in move-index order."""
         cells = self.cells

@@ -486,15 +486,9 @@ class GtpEngine:
         if own is None:
             return []
         me = b.to_move
-        seen: set[int] = set()
         dead = []
-        for m in range(self.size * self.size):
-            c = b.color_at(m)
-            if c not in (BLACK, WHITE) or m in seen:
-                continue
-            chain = b.chain(m)
-            seen.update(chain)
-            sign = 1.0 if c == me else -1.0  # ownership is from the side to move's view
+        for chain in b.chains():
+            sign = 1.0 if b.color_at(chain[0]) == me else -1.0  # ownership is from the side to move's view
             vals = sign * own[chain]
             if float(np.mean(vals)) < -0.2 or float(np.min(vals)) < -0.6:
                 dead.append(chain)
@@ -535,12 +529,7 @@ class GtpEngine:
             dead_points = {m for ch in dead for m in ch}
             if self.game.over:
                 dead_points |= set(final_status(b)[1])
-            seen, chains = set(), []
-            for m in range(self.size * self.size):
-                if b.color_at(m) in (BLACK, WHITE) and m not in seen and m not in dead_points:
-                    ch = b.chain(m)
-                    seen.update(ch)
-                    chains.append(ch)
+            chains = [ch for ch in b.chains() if ch[0] not in dead_points]
         return "\n".join(" ".join(move_to_gtp(m, self.size) for m in ch) for ch in chains)
 
     # ----------------------------------------------------------------- SGF
