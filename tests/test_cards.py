@@ -30,7 +30,7 @@ def test_the_validator_finds_what_is_wrong():
     assert any("!= games" in p for p in strength_problems(line))
     line = dict(good["strength"][0], interval=[0.9, 0.95])
     assert any("does not hold the score" in p for p in strength_problems(line))
-    assert absolute_paths({"a": ["run with --net /home/me/x.onnx"], "/root/k": 1}) == [
-        "a[0]: /home/me/x.onnx", "/root/k (key): /root/k"]
+    assert absolute_paths({"a": ["run with --net /home/me/x.onnx"], "/mnt/k": 1}) == [
+        "a[0]: /home/me/x.onnx", "/mnt/k (key): /mnt/k"]
     missing = {k: v for k, v in good.items() if k != "params"}
     assert "params: missing" in validate_card(missing)
