@@ -49,7 +49,7 @@ class LinesMixin:
             if m.opponent == "gnugo":
                 return gnugo_command(m.level)
             if m.opponent == "pachi":
-                return pachi_command(m.threads)
+                return pachi_command(m.threads, build=True)  # built once (PyPI source, make) if missing
         except OpponentMissing as e:
             raise RecipeError(f"{m.name}: {e}") from None
         return m.opponent
