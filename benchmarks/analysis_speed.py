@@ -24,6 +24,7 @@ from pathlib import Path
 
 from azgo.engine.coords import move_to_gtp
 from azgo.engine.sgf import load_sgf
+from azgo.gtp.client import GtpClient
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_GAME = ROOT / "docs" / "strength" / "gnugo19" / "game0000.sgf"
@@ -74,37 +75,18 @@ def run_json(size, komi, moves, visits, threads, positions) -> tuple[float, int,
 
 
 def run_gtp(size, komi, moves, visits, threads) -> tuple[float, int, float]:
-    proc = subprocess.Popen(azgo("gtp", "--threads", str(threads), "--visits", str(visits), "--seed", "1",
-                                 "--resign-threshold", "0"),
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-
-    def send(cmd: str) -> str:
-        proc.stdin.write(cmd + "\n")
-        proc.stdin.flush()
-        lines = []
-        while True:
-            line = proc.stdout.readline()
-            if line.strip() == "" and lines:
-                break
-            if line.strip():
-                lines.append(line.strip())
-        if not lines[0].startswith("="):
-            raise SystemExit(f"azgo gtp: {cmd} -> {lines}")
-        return lines[0]
-
-    send(f"boardsize {size}")
-    send("clear_board")
-    send(f"komi {komi}")
-    send("reg_genmove b")  # warm
+    g = GtpClient(azgo("gtp", "--threads", str(threads), "--visits", str(visits), "--seed", "1",
+                       "--resign-threshold", "0"), ask_name=False, timeout=600)
+    g.batch([f"boardsize {size}", "clear_board", f"komi {komi}", "reg_genmove b"], check=True)  # warm
     t = time.perf_counter()
     for colour, vertex in [(None, None)] + moves:
         if colour is not None:
-            send(f"play {colour} {vertex}")
+            g.send(f"play {colour} {vertex}")
         to_move = "w" if colour == "B" else "b" if colour else "b"
-        send(f"reg_genmove {to_move}")
+        g.send(f"reg_genmove {to_move}")
     dt = time.perf_counter() - t
-    send("quit")
-    return dt, (len(moves) + 1) * visits, cpu_seconds(proc)
+    g.write("quit")
+    return dt, (len(moves) + 1) * visits, cpu_seconds(g.proc)
 
 
 def main() -> int:

@@ -29,15 +29,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
-import threading
 import time
 import tracemalloc
 
 from azgo.engine.game import Game
 from azgo.engine.mcts import SearchConfig
 from azgo.engine.search import Limits, Searcher
+from azgo.gtp.client import GtpClient
 from azgo.nets.evaluator import EvalConfig, OnnxEvaluator
 from azgo.nets.registry import resolve_net
 
@@ -84,57 +83,6 @@ def vmrss_mb(pid: int) -> float | None:
     return None
 
 
-class Gtp:
-    """A GTP process; replies are read by a thread (analysis streams lines until the next command)."""
-
-    def __init__(self, args: list[str]):
-        self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  text=True, bufsize=1)
-        self.lines: list[tuple[float, str]] = []
-        self.stderr: list[str] = []
-        self.cv = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._read_err, daemon=True).start()
-
-    def _read(self):
-        for line in self.p.stdout:
-            with self.cv:
-                self.lines.append((time.monotonic(), line.rstrip("\n")))
-                self.cv.notify_all()
-
-    def _read_err(self):
-        for line in self.p.stderr:
-            self.stderr.append(line.rstrip("\n"))
-
-    def send(self, cmd: str, timeout: float = 120) -> str:
-        """Send ``cmd``; return its reply's first line (for kata-analyze: the ``=`` line that starts the
-        stream; otherwise once the blank line that ends the reply has come)."""
-        streaming = cmd.startswith(("kata-analyze", "lz-analyze"))
-        with self.cv:
-            start = len(self.lines)
-        self.p.stdin.write(cmd + "\n")
-        self.p.stdin.flush()
-        end = time.monotonic() + timeout
-        with self.cv:
-            while True:
-                lines = [text for _, text in self.lines[start:]]
-                k = next((i for i, text in enumerate(lines) if text[:1] in ("=", "?")), None)
-                if k is not None and (streaming or "" in lines[k + 1:]):
-                    return lines[k]
-                left = end - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError(f"no reply to {cmd!r}")
-                self.cv.wait(left)
-
-    def close(self):
-        try:
-            self.p.stdin.write("quit\n")
-            self.p.stdin.flush()
-            self.p.wait(20)
-        except (OSError, subprocess.TimeoutExpired):
-            self.p.kill()
-
-
 def azgo_cmd() -> list[str]:
     return [sys.executable, "-c", "from azgo.gtp.cli import main; main()"]
 
@@ -146,37 +94,44 @@ def analysis_run(seconds: float, cap: float | None, net: str | None, small_cap: 
         from azgo.engine.memory import default_memory_mb
         cap = default_memory_mb()
     if cap is None:  # a small cap: the resident size of a warmed-up engine + 25 MB
-        probe = Gtp(args + ["--visits", "200"])
+        probe = GtpClient(args + ["--visits", "200"], ask_name=False, timeout=300)
         probe.send("boardsize 19")
         probe.send("genmove b")
-        base = vmrss_mb(probe.p.pid) or 0
+        base = vmrss_mb(probe.proc.pid) or 0
         probe.close()
         cap = base + 25
     args += ["--max-memory", f"{cap:.0f}"]
-    g = Gtp(args)
-    g.send("boardsize 19")
-    g.send("clear_board")
-    g.send("play b Q16")
-    g.send("play w D4")
+    g = GtpClient(args, stderr="capture", ask_name=False, timeout=300)
+    g.batch(["boardsize 19", "clear_board", "play b Q16", "play w D4"], check=True)
     t0 = time.monotonic()
-    g.send("kata-analyze b 50")
-    peak = 0.0
+    g.write("kata-analyze b 50")
+    if not g.readline().startswith("="):
+        raise SystemExit("azgo refused kata-analyze")
+    infos: list[float] = []  # when each info line arrived
+    peak, next_probe = 0.0, t0
     while time.monotonic() - t0 < seconds:
-        r = vmrss_mb(g.p.pid)
-        if r is not None:
-            peak = max(peak, r)
-        time.sleep(0.5)
-    g.send("name")  # ends the analysis
+        line = g.next_line(timeout=0.1)
+        if line is not None and line.startswith("info "):
+            infos.append(time.monotonic())
+        if time.monotonic() >= next_probe:
+            r = vmrss_mb(g.proc.pid)
+            if r is not None:
+                peak = max(peak, r)
+            next_probe += 0.5
+    g.write("name")  # ends the analysis: the stream's empty line, then the reply to name
     t_end = time.monotonic()
-    infos = [t for t, line in g.lines if line.startswith("info ")]
+    while not (line := g.readline()).startswith("="):
+        if line.startswith("info "):
+            infos.append(t_end)
     late = [t for t in infos if t >= t_end - seconds / 4]
     g.close()
-    said = any("memory cap reached" in line for line in g.stderr)
+    said = any("memory cap reached" in line for line in g.stderr_lines)
     return peak, cap, len(infos), len(late), said
 
 
 def games_run(games: int, net: str | None) -> tuple[float, float]:
-    g = Gtp(azgo_cmd() + ["gtp", "--visits", "8", "--resign-threshold", "0.05"] + (["--net", net] if net else []))
+    g = GtpClient(azgo_cmd() + ["gtp", "--visits", "8", "--resign-threshold", "0.05"] + (["--net", net] if net else []),
+                  ask_name=False, timeout=300)
     g.send("boardsize 9")
     g.send("komi 7")
     first = last = 0.0
@@ -185,15 +140,14 @@ def games_run(games: int, net: str | None) -> tuple[float, float]:
         passes = 0
         colour = "b"
         for _ in range(160):
-            reply = g.send(f"genmove {colour}")
-            move = reply[1:].strip().lower()
+            move = g.send(f"genmove {colour}").lower()
             if move == "resign":
                 break
             passes = passes + 1 if move == "pass" else 0
             if passes >= 2:
                 break
             colour = "w" if colour == "b" else "b"
-        rss = vmrss_mb(g.p.pid) or 0.0
+        rss = vmrss_mb(g.proc.pid) or 0.0
         if k == 0:
             first = rss
         last = rss

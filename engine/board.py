@@ -19,14 +19,12 @@ Colours are ``BLACK = 1`` and ``WHITE = 2``; ``opponent(c) == 3 - c``.
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 
 import numpy as np
 
-from .coords import CoordinateError, check_size
-
-EMPTY, BLACK, WHITE, WALL = 0, 1, 2, 3
+from .coords import CoordinateError
+from .geometry import BLACK, EMPTY, WALL, WHITE, Geometry, geometry  # noqa: F401 (re-exported)
 COLOR_NAMES = {BLACK: "black", WHITE: "white"}
 
 
@@ -55,48 +53,6 @@ class IllegalMove(ValueError):
         super().__init__(f"illegal move: {reason}")
         self.reason = reason
         self.move = move
-
-
-class Geometry:
-    """Precomputed tables for one board size (shared by every board of that size)."""
-
-    def __init__(self, size: int):
-        check_size(size)
-        n = size
-        w = n + 1
-        self.size = n
-        self.stride = w
-        self.npoints = n * n
-        self.ncells = (n + 2) * w + 1
-        self.loc_of = [(c + 1) + (r + 1) * w for r in range(n) for c in range(n)]
-        self.move_of = [-1] * self.ncells
-        for m, loc in enumerate(self.loc_of):
-            self.move_of[loc] = m
-        self.loc_array = np.array(self.loc_of, dtype=np.intp)
-        self.nbrs: list[tuple[int, ...]] = [()] * self.ncells
-        for loc in self.loc_of:
-            self.nbrs[loc] = (loc - w, loc - 1, loc + 1, loc + w)
-        empty = bytearray([WALL]) * self.ncells
-        for loc in self.loc_of:
-            empty[loc] = EMPTY
-        self.empty_cells = bytes(empty)
-        rng = random.Random(0xA260 + n)
-        self.zobrist = (
-            [0] * self.ncells,
-            [rng.getrandbits(64) for _ in range(self.ncells)],
-            [rng.getrandbits(64) for _ in range(self.ncells)],
-        )
-
-
-_GEOMETRIES: dict[int, Geometry] = {}
-
-
-def geometry(size: int) -> Geometry:
-    """The shared tables for a board size (built once)."""
-    g = _GEOMETRIES.get(size)
-    if g is None:
-        g = _GEOMETRIES[size] = Geometry(size)
-    return g
 
 
 class Board:

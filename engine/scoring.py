@@ -71,6 +71,7 @@ def result_string(score: float) -> str:
 # dead; when every remaining group is eyeless (a capturing race), the weakest one dies first.
 
 BIG_EYE = 4  # an eye region with this many points (empty, dead, or enemy stones in atari) is two eyes
+NAKADE_POINTS = 3  # an eyeless group whose only eye space is this many points (or fewer) dies
 RACE_LIBERTIES = 2  # an eyeless group dies in a race only with a chain this short of liberties
 
 
@@ -169,14 +170,18 @@ def _lives(pos: _Position, dead: set, color: int, region: list[int]) -> bool:
 
 
 def _seki(pos: _Position, dead: set, color: int, stones: list[int]) -> list[int] | None:
-    """Whether ``stones`` (eyeless or one-eyed) are in seki with a neighbouring enemy chain: their
-    liberties are shared with that chain or are their own eye points, the chain's liberties are shared
-    or at most one eye point of its own, and filling any shared liberty would leave the enemy in atari.
+    """Whether ``stones`` (eyeless or one-eyed) are in seki with a neighbouring enemy chain: none of their
+    chains is in atari, their liberties are shared with that chain or are their own eye points, the chain's
+    liberties are shared or at most one eye point of its own, and filling any shared liberty would leave the
+    enemy in atari.
     Returns that enemy chain (None: no seki)."""
     opp = 3 - color
     libs = _liberties(pos, dead, stones)
     if len(libs) < 2:
         return None
+    for q in stones:  # a chain in atari is no seki: the enemy takes it (in a ko, then connects) and the rest
+        if len(_liberties(pos, dead, _chain(pos, dead, q))) < 2:  # falls, as GNU Go reads it
+            return None
     own_eyes = {q for q in libs if all(_live(pos, dead, r, color) for r in pos.nbrs[q])}
     seen: set[int] = set()
     for start in {r for q in stones for r in pos.nbrs[q] if _live(pos, dead, r, opp)}:
@@ -193,6 +198,25 @@ def _seki(pos: _Position, dead: set, color: int, stones: list[int]) -> list[int]
         if all(len(_liberties_after(pos, dead, chain, q, opp)) <= 1 for q in shared):
             return chain
     return None
+
+
+def _fill_kills(pos: _Position, dead: set, color: int, stones: list[int], partner: list[int]) -> bool:
+    """Whether ``color`` can break a seki shape by filling a shared liberty itself: its stones there go into
+    atari, the partner takes them, and the points it gains (at most NAKADE_POINTS) hold one eye at most,
+    so the eyeless partner dies (GNU Go reads such a partner dead and ``stones`` alive)."""
+    partner_libs = _liberties(pos, dead, partner)
+    if any(all(_live(pos, dead, r, 3 - color) for r in pos.nbrs[q]) for q in partner_libs):
+        return False  # the partner has an eye point of its own: the fill does not kill it
+    shared = _liberties(pos, dead, stones) & partner_libs
+    for q in shared:
+        group = set(stones) | {q}
+        for r in pos.nbrs[q]:
+            if _live(pos, dead, r, color) and r not in group:
+                group.update(_chain(pos, dead, r))
+        if len(group) <= NAKADE_POINTS and len(_liberties(pos, dead, group) - {q}) == 1 \
+                and len(_liberties(pos, dead, partner) - {q}) >= 1:
+            return True
+    return False
 
 
 def _liberties_after(pos: _Position, dead: set, chain: list[int], point: int, color: int) -> set[int]:
@@ -269,11 +293,15 @@ def _settle_one(pos: _Position, dead: set, alive: set, seki: set) -> bool:
 
 
 def _kill(pos: _Position, dead: set, alive: set, seki: set, color: int, stones: list[int]) -> None:
-    """Mark ``stones`` dead, or alive (and in ``seki`` with their partner chain) when they are in seki."""
+    """Mark ``stones`` dead, or alive (and in ``seki`` with their partner chain) when they are in seki, or
+    alive with the partner dead when filling a shared liberty kills the partner (`_fill_kills`)."""
     if stones:
         partner = _seki(pos, dead, color, stones)
         if partner is None:
             dead.update(stones)
+        elif _fill_kills(pos, dead, color, stones, partner):
+            alive.update(stones)
+            dead.update(partner)
         else:
             alive.update(stones)
             seki.update(stones)

@@ -23,11 +23,8 @@ once memory is released.
 
 from __future__ import annotations
 
-import ctypes
-import gc
 import itertools
 import json
-import os
 import sys
 import threading
 import time

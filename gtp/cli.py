@@ -184,7 +184,7 @@ class LazyGroup(click.Group):
         "selfplay": "azgo.training.workers:selfplay",
         "train": "azgo.training.cli:train",
         "export": "azgo.training.cli:export",
-        "loop": "azgo.training.loop:loop",
+        "loop": "azgo.training.loop_cli:loop",
         "quantize": "azgo.training.cli:quantize",
         "shards": "azgo.training.cli:shards",
         "gnugo-games": "azgo.training.cli:gnugo_games",

@@ -4,14 +4,16 @@ Every handler either returns its success text or raises ``GtpError`` with the ca
 a failed command leaves the game as it was. Analysis commands (``lz-analyze``, ``kata-analyze``,
 ``lz-genmove_analyze``, ``kata-genmove_analyze``) write their own output through the ``Channel`` the
 command loop gives them and run until the next input line arrives (analysis) or the move is chosen.
+
+`GtpEngine` holds the state and the game commands (board, moves, handicap, SGF); three mixins hold the
+rest, one concept each: `clock_cmds` (time settings), `scoring_cmds` (final score and status) and
+`analysis_cmds` (the streaming analysis commands). GTP's argument syntax and the stderr logger are in
+`protocol`.
 """
 
 from __future__ import annotations
 
-import math
-import sys
-import threading
-from typing import Callable, Protocol
+from typing import Callable
 
 import numpy as np
 
@@ -24,34 +26,17 @@ from azgo.engine.memory import default_memory_mb
 from azgo.engine.threads import plan_threads
 from azgo.engine.player import Player, PlayerConfig
 from azgo.engine.resign import ResignConfig
-from azgo.engine.scoring import area_ownership, dead_stones, final_status, result_string
-from azgo.engine.search import Limits, MoveInfo, Searcher
-from azgo.engine.timecontrol import KGS_KINDS, Clock, TimeSettings, parse_time_settings
+from azgo.engine.search import Limits, Searcher
+from azgo.engine.timecontrol import Clock
 
 from . import analysis as A
+from .analysis_cmds import ANALYSIS_COMMANDS, GENMOVE_ANALYZE, AnalysisCommands
+from .clock_cmds import ClockCommands
 from .config import DEFAULT_VISITS, EngineConfig
-from .protocol import Command, GtpError
+from .protocol import Channel, Command, GtpError, float_arg as _float_arg, int_arg as _int_arg, log  # noqa: F401
+from .scoring_cmds import ScoringCommands
 
 ENGINE_NAME = "azgo"
-ANALYSIS_COMMANDS = ("lz-analyze", "kata-analyze")
-GENMOVE_ANALYZE = ("lz-genmove_analyze", "kata-genmove_analyze")
-MAX_GTP_INT = 2 ** 31 - 1
-
-
-class Channel(Protocol):
-    """What streaming commands need from the command loop."""
-
-    def write(self, text: str) -> None: ...  # noqa: E704 - thread-safe write + flush to stdout
-
-    def wait_for_input(self) -> None: ...  # noqa: E704 - block until the next input line arrives
-
-
-def log(msg: str) -> None:
-    """Diagnostics to stderr, never starting with '=', '?', 'info' or 'play' (clients parse those)."""
-    text = str(msg)
-    if text.startswith(("=", "?", "info", "play")):
-        text = "azgo: " + text
-    print(text, file=sys.stderr, flush=True)
 
 
 def _version() -> str:
@@ -77,23 +62,7 @@ def lizzie_version() -> str:
     return f"{LIZZIE_LZ_LEVEL} (azgo {_version()}, Leela Zero {LIZZIE_LZ_LEVEL} analysis commands)"
 
 
-def _int_arg(tok: str, what: str = "integer") -> int:
-    if not (tok.isdigit() and tok.isascii()) or len(tok) > 10 or int(tok) > MAX_GTP_INT:
-        raise GtpError(f"syntax error: expected an {what}, got {tok!r}")
-    return int(tok)
-
-
-def _float_arg(tok: str) -> float:
-    try:
-        v = float(tok)
-    except ValueError:
-        raise GtpError(f"syntax error: expected a number, got {tok!r}") from None
-    if not math.isfinite(v):
-        raise GtpError(f"syntax error: expected a finite number, got {tok!r}")
-    return v
-
-
-class GtpEngine:
+class GtpEngine(ClockCommands, ScoringCommands, AnalysisCommands):
     """The state behind ``azgo gtp``: configuration, network, game, search tree, clock, resignation."""
 
     def __init__(self, config: EngineConfig = EngineConfig(), evaluator=None, size: int = 19):
@@ -416,122 +385,6 @@ class GtpEngine:
             raise GtpError("bad vertex list") from None
         return ""
 
-    # ----------------------------------------------------------------- time
-    def cmd_time_settings(self, args) -> str:
-        self._nargs(args, 3, "time_settings MAIN BYO_YOMI_TIME BYO_YOMI_STONES")
-        main, byo = _float_arg(args[0]), _float_arg(args[1])
-        stones = _int_arg(args[2])
-        if main < 0 or byo < 0:
-            raise GtpError("syntax error: times must be >= 0")
-        self.clock.reset(TimeSettings.from_gtp(main, byo, stones))
-        return ""
-
-    def cmd_kgs__time_settings(self, args) -> str:
-        try:
-            settings = parse_time_settings(args, KGS_KINDS)
-        except ValueError as e:
-            raise GtpError(f"syntax error: usage kgs-time_settings {e}") from None
-        self.clock.reset(settings)
-        return ""
-
-    def cmd_kata__list_time_settings(self, args) -> str:
-        """The time controls ``kata-time_settings`` takes (gtp2ogs sends Fischer clocks to engines that list
-        ``fischer-capped`` here)."""
-        return "none absolute byoyomi canadian fischer fischer-capped"
-
-    def cmd_kata__time_settings(self, args) -> str:
-        """KataGo's ``kata-time_settings``: the ``kgs-time_settings`` forms plus ``fischer MAIN INC`` and
-        ``fischer-capped MAIN INC MAIN_LIMIT MAX_PER_MOVE`` (-1: no cap)."""
-        try:
-            settings = parse_time_settings(args)
-        except ValueError as e:
-            raise GtpError(f"syntax error: usage kata-time_settings {e}") from None
-        self.clock.reset(settings)
-        return ""
-
-    def cmd_time_left(self, args) -> str:
-        self._nargs(args, 3, "time_left COLOR TIME STONES")
-        color = self._color(args[0])
-        t = _float_arg(args[1])
-        stones = _int_arg(args[2])
-        try:
-            self.clock.time_left(color, t, stones)
-        except ValueError as e:
-            raise GtpError(f"syntax error: {e}") from None
-        return ""
-
-    # ----------------------------------------------------------------- scoring
-    def _ended(self) -> bool:
-        """Whether two passes in a row ended the game at some point (a KGS cleanup phase goes on from
-        there): the position is then taken as played out."""
-        pass_move = self.game.board.pass_move
-        moves = [m for _, m in self.game.moves]
-        return any(a == b == pass_move for a, b in zip(moves, moves[1:]))
-
-    def _dead_chains(self, played_out: bool) -> list[list[int]]:
-        """Dead chains: on a played-out position by the rules (``dead_stones``, as GNU Go judges a
-        finished game), else as the network's ownership calls them after a short search."""
-        g = self.game
-        b = g.board
-        if not (b.counts[BLACK] or b.counts[WHITE]):
-            return []
-        if played_out:
-            dead, chains = set(dead_stones(b)), []
-            for m in sorted(dead):
-                if not any(m in ch for ch in chains):
-                    chains.append(b.chain(m))
-            return chains
-        result = self.searcher.search(g, Limits(visits=max(16, self.config.batch_size * 4)))
-        own = result.ownership
-        if own is None:
-            return []
-        me = b.to_move
-        dead = []
-        for chain in b.chains():
-            sign = 1.0 if b.color_at(chain[0]) == me else -1.0  # ownership is from the side to move's view
-            vals = sign * own[chain]
-            if float(np.mean(vals)) < -0.2 or float(np.min(vals)) < -0.6:
-                dead.append(chain)
-        return dead
-
-    def _opponent_has_dead_stones(self, color: int) -> bool:
-        self._set_to_move(color)
-        opp = 3 - color
-        return any(self.game.board.color_at(ch[0]) == opp for ch in self._dead_chains(self._ended()))
-
-    def cmd_final_score(self, args) -> str:
-        board = self.game.board.copy()
-        dead = [m for ch in self._dead_chains(self.game.over) for m in ch]
-        if dead:
-            board.setup(empty=dead)
-        score = float(area_ownership(board).sum()) - self.komi
-        return result_string(score)
-
-    def cmd_final_status_list(self, args) -> str:
-        self._nargs(args, 1, "final_status_list alive|dead|seki")
-        status = args[0].lower()
-        if status not in ("alive", "dead", "seki"):
-            raise GtpError("syntax error: status must be alive, dead or seki")
-        b = self.game.board
-        if status == "seki":  # on a played-out position, by the rules (as dead stones are); else none known
-            if not self.game.over:
-                return ""
-            seki = set(final_status(b)[1])
-            chains = []
-            for m in sorted(seki):
-                if not any(m in ch for ch in chains):
-                    chains.append(b.chain(m))
-            return "\n".join(" ".join(move_to_gtp(m, self.size) for m in ch) for ch in chains)
-        dead = self._dead_chains(self.game.over)
-        if status == "dead":
-            chains = dead
-        else:  # alive: neither dead nor (on a played-out position) in seki, as GNU Go lists them
-            dead_points = {m for ch in dead for m in ch}
-            if self.game.over:
-                dead_points |= set(final_status(b)[1])
-            chains = [ch for ch in b.chains() if ch[0] not in dead_points]
-        return "\n".join(" ".join(move_to_gtp(m, self.size) for m in ch) for ch in chains)
-
     # ----------------------------------------------------------------- SGF
     def cmd_loadsgf(self, args) -> str:
         if len(args) not in (1, 2):
@@ -572,87 +425,3 @@ class GtpEngine:
     def cmd_clear_cache(self, args) -> str:
         self._forget()
         return ""
-
-    # ----------------------------------------------------------------- analysis
-    def _analysis_setup(self, cmd: Command):
-        kata = cmd.name.startswith("kata")
-        aa = A.parse_analyze_args(cmd.args, self.size, kata)
-        color = aa.color if aa.color is not None else self.game.to_move
-        exclude = set(aa.avoid.get(color, set()))
-        if color in aa.allow:
-            allowed = aa.allow[color] | {self.game.board.pass_move}
-            exclude |= set(range(self.size * self.size)) - allowed
-        return kata, aa, color, exclude
-
-    def _emit(self, channel: Channel, kata: bool, aa: A.AnalyzeArgs, cands: list[MoveInfo],
-              ownership) -> None:
-        if aa.maxmoves:
-            cands = cands[: aa.maxmoves]
-        extra = []
-        if aa.minmoves and len(cands) < aa.minmoves and self.searcher.root is not None \
-                and self.searcher.root.expanded:
-            root = self.searcher.root
-            shown = {c.move for c in cands}
-            for i in np.argsort(-root.raw_prior).tolist():
-                if len(cands) + len(extra) >= aa.minmoves:
-                    break
-                m = int(root.moves[i])
-                if m in shown or (self.searcher.blocked is not None and self.searcher.blocked[i]):
-                    continue
-                extra.append(MoveInfo(move=m, visits=0, winrate=(root.q() + 1) / 2,
-                                      prior=float(root.raw_prior[i]), lcb=0.0, pv=[m], score_lead=None))
-        if not cands and not extra:
-            return
-        own = ownership if (kata and aa.ownership) else None
-        channel.write(A.info_line(cands, self.size, kata, own, extra) + "\n")
-
-    def _analyze(self, cmd: Command, channel: Channel) -> None:
-        kata, aa, color, exclude = self._analysis_setup(cmd)
-        self._set_to_move(color)
-        stop = threading.Event()
-        cid = "" if cmd.id is None else str(cmd.id)
-        channel.write(f"={cid}\n")
-
-        def callback(cands):
-            root = self.searcher.root
-            own = root.ownership if root is not None else None
-            self._emit(channel, kata, aa, cands, own)
-
-        interval = aa.interval if aa.interval > 0 else 1e9
-
-        def analyse():
-            result = self.searcher.search(self.game, Limits(visits=10 ** 7), stop=stop,
-                                          callback=callback if aa.interval > 0 else None, interval=interval,
-                                          exclude=exclude or None)
-            self._note_cap(result.memory_capped)
-            # at the memory cap the tree is kept as it is and reported until the next command
-            while result.memory_capped and aa.interval > 0 and not stop.wait(interval):
-                callback(result.candidates)
-
-        worker = threading.Thread(target=analyse, daemon=True, name="azgo-analyze")
-        worker.start()
-        channel.wait_for_input()
-        stop.set()
-        worker.join()
-        channel.write("\n")
-
-    def _genmove_analyze(self, cmd: Command, channel: Channel) -> None:
-        kata, aa, color, exclude = self._analysis_setup(cmd)
-        if aa.color is None:
-            raise GtpError("syntax error: usage " + cmd.name + " COLOR [INTERVAL]")
-        cid = "" if cmd.id is None else str(cmd.id)
-
-        def callback(cands):
-            root = self.searcher.root
-            self._emit(channel, kata, aa, cands, root.ownership if root is not None else None)
-
-        channel.write(f"={cid}\n")
-        try:
-            result, move = self.think(color, exclude=exclude or None,
-                                       callback=callback if aa.interval > 0 else None,
-                                       interval=aa.interval if aa.interval > 0 else 1e9)
-            reply = self._play_own(color, move, result.seconds)
-        except GtpError as e:  # pragma: no cover - header already sent
-            reply = "resign"
-            log(f"azgo: {cmd.name} failed: {e}")
-        channel.write(f"play {reply}\n\n")

@@ -328,29 +328,9 @@ def _overrides(obj: dict, warnings: list) -> dict:
     return out
 
 
-def _parse_query(obj: dict, qid: str, defaults: Defaults, min_size: int, max_size: int) -> AnalysisQuery:
-    warnings: list[tuple[str, str]] = []
-    for key in obj:
-        if key not in _QUERY_FIELDS:
-            warnings.append((str(key)[:60], "unexpected or unused field"))
-    for key in ("boardXSize", "boardYSize"):
-        if key not in obj:
-            raise QueryError(f"'{key}' is required", key)
-        _number(obj, key, 1, 1000, integer=True)
-    size = obj["boardXSize"]
-    if obj["boardYSize"] != size:
-        raise QueryError(f"azgo plays square boards only (got {size}x{obj['boardYSize']})", "boardYSize")
-    if not min_size <= size <= max_size:
-        raise QueryError(f"board size {size}x{size} is not supported (azgo plays {min_size}x{min_size} "
-                         f"to {max_size}x{max_size})", "boardXSize")
-    if "rules" not in obj:
-        raise QueryError("'rules' is required", "rules")
-    komi_given = "komi" in obj
-    komi = float(_number(obj, "komi", -150, 150)) if komi_given else 7.5
-    if komi_given and komi * 2 != int(komi * 2):
-        raise QueryError("'komi' must be an integer or half-integer", "komi")
-    rules, rule_warnings = parse_rules(obj["rules"], komi_given)
-    warnings += [("rules", w) for w in rule_warnings]
+def _query_game(obj: dict, size: int, komi: float, rules) -> tuple[Game, int]:
+    """The query's game: ``initialStones`` set up, ``initialPlayer`` to move, then ``moves`` played;
+    returns it and the number of moves."""
     if "moves" not in obj:
         raise QueryError("'moves' is required (an empty list for no moves)", "moves")
     moves = _stone_list(obj, "moves", size)
@@ -374,12 +354,16 @@ def _parse_query(obj: dict, qid: str, defaults: Defaults, min_size: int, max_siz
             game.play(move, colour)
         except IllegalMove as e:
             raise QueryError(f"Illegal move {k}: {obj['moves'][k][1]} ({e.reason})", "moves") from None
+    return game, len(moves)
 
-    turns = obj.get("analyzeTurns", [len(moves)])
+
+def _query_turns(obj: dict, n_moves: int) -> tuple[list[int], list[int]]:
+    """``analyzeTurns`` (default: the last position) and one priority each (``priority``/``priorities``)."""
+    turns = obj.get("analyzeTurns", [n_moves])
     if not isinstance(turns, list) or not turns or not all(_is_int(t) for t in turns):
         raise QueryError("'analyzeTurns' must be a non-empty list of integers", "analyzeTurns")
-    if len(turns) > len(moves) + 1 or any(not 0 <= t <= len(moves) for t in turns):
-        raise QueryError(f"'analyzeTurns' must name turns 0..{len(moves)}, each once", "analyzeTurns")
+    if len(turns) > n_moves + 1 or any(not 0 <= t <= n_moves for t in turns):
+        raise QueryError(f"'analyzeTurns' must name turns 0..{n_moves}, each once", "analyzeTurns")
     if len(set(turns)) != len(turns):
         raise QueryError("'analyzeTurns' names a turn twice", "analyzeTurns")
     priority = _number(obj, "priority", -2 ** 31, 2 ** 31, integer=True) if "priority" in obj else 0
@@ -389,7 +373,34 @@ def _parse_query(obj: dict, qid: str, defaults: Defaults, min_size: int, max_siz
         if not isinstance(raw, list) or len(raw) != len(turns) or not all(_is_int(p) for p in raw):
             raise QueryError("'priorities' must be a list of integers, one per analyzeTurns entry", "priorities")
         priorities = list(raw)
+    return turns, priorities
 
+
+def _parse_query(obj: dict, qid: str, defaults: Defaults, min_size: int, max_size: int) -> AnalysisQuery:
+    warnings: list[tuple[str, str]] = []
+    for key in obj:
+        if key not in _QUERY_FIELDS:
+            warnings.append((str(key)[:60], "unexpected or unused field"))
+    for key in ("boardXSize", "boardYSize"):
+        if key not in obj:
+            raise QueryError(f"'{key}' is required", key)
+        _number(obj, key, 1, 1000, integer=True)
+    size = obj["boardXSize"]
+    if obj["boardYSize"] != size:
+        raise QueryError(f"azgo plays square boards only (got {size}x{obj['boardYSize']})", "boardYSize")
+    if not min_size <= size <= max_size:
+        raise QueryError(f"board size {size}x{size} is not supported (azgo plays {min_size}x{min_size} "
+                         f"to {max_size}x{max_size})", "boardXSize")
+    if "rules" not in obj:
+        raise QueryError("'rules' is required", "rules")
+    komi_given = "komi" in obj
+    komi = float(_number(obj, "komi", -150, 150)) if komi_given else 7.5
+    if komi_given and komi * 2 != int(komi * 2):
+        raise QueryError("'komi' must be an integer or half-integer", "komi")
+    rules, rule_warnings = parse_rules(obj["rules"], komi_given)
+    warnings += [("rules", w) for w in rule_warnings]
+    game, n_moves = _query_game(obj, size, komi, rules)
+    turns, priorities = _query_turns(obj, n_moves)
     overrides = _overrides(obj, warnings)
     max_visits = defaults.max_visits
     if "maxVisits" in overrides:

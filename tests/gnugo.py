@@ -9,8 +9,8 @@ puts it); tests that need it skip with a clear reason when it is missing (``requ
         print(gg.send("list_stones black"))       # "" or "C3 D4 ..."
         replies = gg.batch(["play b C3", "is_legal w C3"])   # pipelined: one round trip per chunk
 
-Replies are GTP responses: ``= text`` (success) or ``? text`` (failure), each ended by a blank line.
-``send`` raises GtpError on a failure reply unless ``check=False``; ``batch`` returns Reply tuples.
+The client is azgo's own (`azgo.gtp.client.GtpClient`); ``send`` raises GtpError (its EngineError) on a
+failure reply unless ``check=False``; ``batch`` returns Reply tuples.
 """
 
 from __future__ import annotations
@@ -18,32 +18,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from typing import Iterable, NamedTuple
+from typing import Iterable
+
+from azgo.gtp.client import EngineError as GtpError, GtpClient, Reply  # noqa: F401  (re-exported)
 
 GNUGO_FALLBACK = "/usr/games/gnugo"
 GNUGO_ARGS = ("--mode", "gtp", "--chinese-rules")
-
-# Commands are written in chunks no bigger than this many bytes, then all their replies are read.
-# A pipe holds at least 64 KiB on Linux, so writing a chunk never blocks while GNU Go is blocked
-# writing replies we have not read yet (no deadlock, no writer thread needed).
-_CHUNK_BYTES = 16 * 1024
-
-
-class GtpError(RuntimeError):
-    """GNU Go answered ``? ...`` to a command sent with ``check=True`` (or died)."""
-
-    def __init__(self, command: str, message: str):
-        super().__init__(f"GNU Go refused {command!r}: {message}")
-        self.command = command
-        self.message = message
-
-
-class Reply(NamedTuple):
-    """One GTP response: ``ok`` is False for ``?`` replies; ``text`` is the response without ``= ``."""
-
-    ok: bool
-    text: str
-
 
 def find_gnugo() -> str | None:
     """Path of the GNU Go binary (``$GNUGO``, then PATH, then /usr/games/gnugo), or None if missing."""
@@ -76,7 +56,7 @@ def gnugo_version(binary: str | None = None) -> str:
     return out.splitlines()[0].strip() if out else ""
 
 
-class GnuGo:
+class GnuGo(GtpClient):
     """A running ``gnugo --mode gtp --chinese-rules --seed N`` process."""
 
     def __init__(self, seed: int = 0, extra_args: Iterable[str] = (), binary: str | None = None):
@@ -84,107 +64,19 @@ class GnuGo:
         if binary is None:
             raise FileNotFoundError("GNU Go binary not found (PATH, /usr/games/gnugo)")
         self.binary = binary
-        self.args = [binary, *GNUGO_ARGS, "--seed", str(seed), *extra_args]
-        self.proc = subprocess.Popen(
-            self.args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            text=True, encoding="ascii", bufsize=1024 * 1024)
-        self.commands_sent = 0
-
-    # ------------------------------------------------------------------ protocol
-    def _read_reply(self, command: str) -> Reply:
-        readline = self.proc.stdout.readline
-        first = readline()
-        while first == "\n":  # tolerate stray blank lines before a response
-            first = readline()
-        if not first:
-            raise GtpError(command, "GNU Go exited (EOF on its stdout)")
-        lines = [first.rstrip("\r\n")]
-        while True:
-            line = readline()
-            if not line:
-                raise GtpError(command, "GNU Go exited in the middle of a reply")
-            if line == "\n" or line == "\r\n":
-                break
-            lines.append(line.rstrip("\r\n"))
-        head = lines[0]
-        if head[:1] not in ("=", "?"):
-            raise GtpError(command, f"not a GTP reply: {head!r}")
-        ok = head[0] == "="
-        # "= text" / "=id text": drop the status character and an optional numeric id.
-        rest = head[1:]
-        i = 0
-        while i < len(rest) and rest[i].isdigit():
-            i += 1
-        lines[0] = rest[i:].lstrip(" ")
-        return Reply(ok, "\n".join(lines).strip())
+        super().__init__([binary, *GNUGO_ARGS, "--seed", str(seed), *extra_args], name="GNU Go", timeout=300)
 
     def send(self, command: str, check: bool = True) -> str:
-        """Send one command and wait for its reply; return the reply text (GtpError on ``?``)."""
-        reply = self.batch([command])[0]
-        if check and not reply.ok:
-            raise GtpError(command, reply.text)
+        """Send one command and wait for its reply; return the reply text (GtpError on ``?`` if ``check``)."""
+        reply = self.batch([command], check=check)[0]
         return reply.text
 
-    def batch(self, commands: Iterable[str], check: bool = False) -> list[Reply]:
-        """Send many commands pipelined (chunked, see ``_CHUNK_BYTES``) and return every reply in order.
-
-        With ``check=True`` the first ``?`` reply raises GtpError (after all replies were read).
-        """
-        cmds = [c.strip() for c in commands]
-        for c in cmds:
-            if not c or "\n" in c:
-                raise ValueError(f"bad GTP command {c!r}")
-        write, flush = self.proc.stdin.write, self.proc.stdin.flush
-        replies: list[Reply] = []
-        i = 0
-        while i < len(cmds):
-            j, size = i, 0
-            while j < len(cmds) and (j == i or size + len(cmds[j]) + 1 <= _CHUNK_BYTES):
-                size += len(cmds[j]) + 1
-                j += 1
-            write("\n".join(cmds[i:j]) + "\n")
-            flush()
-            for k in range(i, j):
-                replies.append(self._read_reply(cmds[k]))
-            self.commands_sent += j - i
-            i = j
-        if check:
-            for c, r in zip(cmds, replies):
-                if not r.ok:
-                    raise GtpError(c, r.text)
-        return replies
-
-    # ------------------------------------------------------------------ helpers
     def new_game(self, size: int, komi: float | None = None) -> None:
         """``boardsize`` + ``clear_board`` (+ ``komi``); GtpError if GNU Go refuses the size."""
         cmds = [f"boardsize {size}", "clear_board"]
         if komi is not None:
             cmds.append(f"komi {komi}")
         self.batch(cmds, check=True)
-
-    def close(self) -> None:
-        """Send ``quit`` and wait for the process (kill it if it hangs)."""
-        proc = self.proc
-        if proc.poll() is None:
-            try:
-                proc.stdin.write("quit\n")
-                proc.stdin.flush()
-                proc.stdin.close()
-                proc.wait(timeout=10)
-            except (OSError, subprocess.TimeoutExpired, ValueError):
-                proc.kill()
-                proc.wait()
-        for stream in (proc.stdin, proc.stdout):
-            try:
-                stream.close()
-            except (OSError, ValueError):
-                pass
-
-    def __enter__(self) -> "GnuGo":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 def parse_vertices(text: str) -> list[str]:

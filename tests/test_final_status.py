@@ -21,7 +21,6 @@ Scores are compared as numbers: GNU Go writes ``W+16.0`` where azgo writes ``W+1
 from __future__ import annotations
 
 import random
-import subprocess
 import time
 
 import pytest
@@ -34,7 +33,7 @@ from azgo.gtp.config import EngineConfig
 from azgo.gtp.engine import GtpEngine
 
 from azgo_cmd import azgo_command
-from gnugo import SUMMARY, GnuGo, GtpError, Reply, parse_score
+from gnugo import SUMMARY, GnuGo, GtpClient, GtpError, Reply, parse_score
 from scripted_eval import ScriptedEvaluator
 
 COLUMNS = "ABCDEFGHJKLMNOPQRST"
@@ -175,14 +174,11 @@ POSITIONS = [
 
 # ------------------------------------------------------------------------------------ azgo gtp
 class Azgo(GnuGo):
-    """A real ``azgo gtp`` on pipes, spoken to with tests/gnugo.py's GTP client (``send``/``batch``)."""
+    """A real ``azgo gtp`` on pipes, spoken to like GNU Go (``send``/``batch``, GtpError on ``?``)."""
 
-    def __init__(self, *args: str):  # noqa: super().__init__ would start GNU Go
+    def __init__(self, *args: str):  # GnuGo.__init__ would start GNU Go: start azgo instead
         self.binary = "azgo"
-        self.args = azgo_command(*args)
-        self.proc = subprocess.Popen(self.args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True, encoding="ascii")
-        self.commands_sent = 0
+        GtpClient.__init__(self, azgo_command(*args), name="azgo", timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -349,7 +345,7 @@ def test_played_out_games_agree_with_gnugo(gnugo, azgo):
         try:
             ours = scoring_answers(azgo, setup)
         except GtpError as e:  # pragma: no cover - reported as the failure it is
-            pytest.fail(f"seed {seed}: azgo refused {e.command}: {e.message}")
+            pytest.fail(f"seed {seed}: {e}")
         assert ours == theirs, (f"seed {seed}: azgo dead {sorted(ours[0])} score {ours[1]}, "
                                 f"GNU Go dead {sorted(theirs[0])} score {theirs[1]}; moves "
                                 + " ".join(f"{c}:{v}" for c, v in moves))

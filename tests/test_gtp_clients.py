@@ -16,18 +16,17 @@ from __future__ import annotations
 
 import json
 import math
-import queue
 import random
 import re
 import shutil
 import subprocess
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 import gnugo as gnugo_helper
+from azgo.gtp.client import GtpClient
 from azgo_cmd import azgo_command
 
 JS_DIR = Path(__file__).parent / "js"
@@ -36,74 +35,12 @@ VERTEX = re.compile(r"[A-HJ-Z]+\d+|pass")  # Lizzie's Board.asCoordinates accept
 
 
 
-class GtpProcess:
-    """``azgo gtp`` on pipes, with reader threads so every read has a timeout."""
-
-    def __init__(self, args: list[str], merge_stderr: bool = False, eol: str = "\n"):
-        self.eol = eol
-        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE)
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        self.stdout_log: list[str] = []
-        self.stderr_lines: list[str] = []
-        threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines.put, self.stdout_log),
-                         daemon=True).start()
-        if not merge_stderr:
-            threading.Thread(target=self._pump, args=(self.proc.stderr, None, self.stderr_lines),
-                             daemon=True).start()
-
-    @staticmethod
-    def _pump(stream, put, log):
-        for raw in iter(stream.readline, b""):
-            line = raw.decode("utf-8", errors="replace").rstrip("\n")
-            log.append(line)
-            if put:
-                put(line)
-        if put:
-            put(None)
-
-    def send(self, line: str) -> None:
-        self.proc.stdin.write((line + self.eol).encode())
-        self.proc.stdin.flush()
-
-    def readline(self, timeout: float = 60.0) -> str:
-        try:
-            line = self.lines.get(timeout=timeout)
-        except queue.Empty:
-            raise AssertionError(f"no output for {timeout} s; stderr tail: {self.stderr_lines[-5:]}") from None
-        if line is None:
-            raise AssertionError(f"azgo exited (status {self.proc.poll()}); stderr: {self.stderr_lines[-10:]}")
-        return line
-
-    def reply(self, timeout: float = 60.0) -> tuple[bool, str]:
-        """One reply, strictly: the first line must be ``=``/``?`` (gtp2ogs rejects anything else),
-        then lines up to the empty line. Returns (ok, text without the status character)."""
-        first = self.readline(timeout)
-        assert first[:1] in ("=", "?"), f"unexpected output instead of a GTP reply: {first!r}"
-        assert re.fullmatch(r"[=?]( .*)?", first), f"reply with an id or without the space: {first!r}"
-        lines = [first[1:].strip()]
-        while True:
-            line = self.readline(timeout)
-            if line in ("", "\r"):
-                break
-            lines.append(line)
-        return first[0] == "=", "\n".join(lines).strip()
-
-    def command(self, line: str, timeout: float = 60.0) -> str:
-        self.send(line)
-        ok, text = self.reply(timeout)
-        assert ok, f"{line!r} failed: {text}"
-        return text
-
-    def close(self) -> None:
-        try:
-            if self.proc.poll() is None:
-                self.send("quit")
-                self.proc.stdin.close()
-            self.proc.wait(timeout=20)
-        except (OSError, subprocess.TimeoutExpired):
-            self.proc.kill()
-            self.proc.wait()
+def GtpProcess(args: list[str], merge_stderr: bool = False, eol: str = "\n") -> GtpClient:
+    """``azgo gtp`` on pipes through azgo's GTP client: every read has a timeout; replies are checked
+    strictly (``=``/``?`` then a space or nothing, no output between replies) unless stderr is merged
+    into stdout as Lizzie runs it. ``write`` sends a raw line, ``send`` a command whose reply must be ``=``."""
+    return GtpClient(args, stderr="stdout" if merge_stderr else "capture", strict=not merge_stderr, eol=eol,
+                     ask_name=False, timeout=60)
 
 
 # ============================================================================================ Sabaki
@@ -189,13 +126,13 @@ def test_gtp2ogs_byoyomi_game_replay():
     opponent = GnuGoOpponent(binary) if binary else RandomOpponent()
     azgo = GtpProcess(azgo_command("--visits", "16", "--seed", "1"), eol="\r\n")
     try:
-        commands = azgo.command("list_commands").split("\n")
+        commands = azgo.send("list_commands").split("\n")
         for c in ("kgs-time_settings", "time_left", "genmove", "play", "boardsize", "clear_board", "komi"):
             assert c in commands
-        azgo.command(f"kgs-time_settings byoyomi {main} {period} {periods}")
-        azgo.command("boardsize 9")
-        azgo.command("clear_board")
-        azgo.command("komi 7")
+        azgo.send(f"kgs-time_settings byoyomi {main} {period} {periods}")
+        azgo.send("boardsize 9")
+        azgo.send("clear_board")
+        azgo.send("komi 7")
         used = 0.0  # White's time spent in main time
         periods_left = periods
         passes, plies, ended_by, think = 0, 0, None, []
@@ -205,21 +142,21 @@ def test_gtp2ogs_byoyomi_game_replay():
             if black == "resign":
                 ended_by = "black resigned"
                 break
-            azgo.command(f"play black {black}")  # gtp2ogs: lower-case colour and vertex
+            azgo.send(f"play black {black}")  # gtp2ogs: lower-case colour and vertex
             passes = passes + 1 if black == "pass" else 0
             if passes == 2:
                 ended_by = "two passes"
                 break
             # The clock, as gtp2ogs loadClock sends it before every genmove (integer seconds).
             in_main = used < main
-            azgo.command(f"kgs-time_settings byoyomi {main} {period} {periods}")
-            azgo.command(f"time_left black {main} 0")
+            azgo.send(f"kgs-time_settings byoyomi {main} {period} {periods}")
+            azgo.send(f"time_left black {main} 0")
             if in_main:
-                azgo.command(f"time_left white {int(main - used)} 0")
+                azgo.send(f"time_left white {int(main - used)} 0")
             else:
-                azgo.command(f"time_left white {period} {periods_left}")
+                azgo.send(f"time_left white {period} {periods_left}")
             t0 = time.monotonic()
-            azgo.send("genmove white")
+            azgo.write("genmove white")
             ok, move = azgo.reply(timeout=60)
             elapsed = time.monotonic() - t0
             assert ok, f"genmove white failed: {move}"
@@ -261,18 +198,18 @@ def test_gtp2ogs_byoyomi_clock_limits_thinking():
     period = 2
     azgo = GtpProcess(azgo_command("--seed", "2"), eol="\r\n")
     try:
-        azgo.command(f"kgs-time_settings byoyomi 0 {period} 1")
-        azgo.command("boardsize 9")
-        azgo.command("clear_board")
-        azgo.command("komi 7")
+        azgo.send(f"kgs-time_settings byoyomi 0 {period} 1")
+        azgo.send("boardsize 9")
+        azgo.send("clear_board")
+        azgo.send("komi 7")
         played: set[str] = set()
         for _ in range(3):
             black = next(p for p in ("e5", "c3", "g7", "c7", "g3") if p not in played)  # white may take one
-            azgo.command(f"play black {black}")
-            azgo.command(f"kgs-time_settings byoyomi 0 {period} 1")
-            azgo.command(f"time_left white {period} 1")
+            azgo.send(f"play black {black}")
+            azgo.send(f"kgs-time_settings byoyomi 0 {period} 1")
+            azgo.send(f"time_left white {period} 1")
             t0 = time.monotonic()
-            move = azgo.command("genmove white", timeout=30).lower()
+            move = azgo.send("genmove white", timeout=30).lower()
             elapsed = time.monotonic() - t0
             assert re.fullmatch(r"[a-hj]\d|pass|resign", move)
             assert elapsed < period, f"genmove took {elapsed:.2f} s in a {period} s byo-yomi period"
@@ -290,17 +227,17 @@ def test_gtp2ogs_fischer_handicap_session(azgo_black):
     main, inc = 10, 1
     azgo = GtpProcess(azgo_command("--seed", "3", "--lag", "0.2"), eol="\r\n")
     try:
-        assert "fischer-capped" in azgo.command("kata-list_time_settings").split()
-        azgo.command(f"kata-time_settings fischer-capped {main} {inc} {main} -1")
-        azgo.command("boardsize 9")
-        azgo.command("clear_board")
-        azgo.command("komi 0.5")
+        assert "fischer-capped" in azgo.send("kata-list_time_settings").split()
+        azgo.send(f"kata-time_settings fischer-capped {main} {inc} {main} -1")
+        azgo.send("boardsize 9")
+        azgo.send("clear_board")
+        azgo.send("komi 0.5")
         me = "black" if azgo_black else "white"
         if azgo_black:
-            stones = azgo.command("place_free_handicap 3").lower().split()
+            stones = azgo.send("place_free_handicap 3").lower().split()
             assert len(stones) == len(set(stones)) == 3 and all(re.fullmatch(r"[a-hj]\d", v) for v in stones)
         else:
-            azgo.command("set_free_handicap c3 g7 g3")
+            azgo.send("set_free_handicap c3 g7 g3")
             stones = ["c3", "g7", "g3"]
         left = float(main)
         occupied = set(stones)
@@ -310,13 +247,13 @@ def test_gtp2ogs_fischer_handicap_session(azgo_black):
             if colour != me:
                 free = [f"{c}{r}" for c in "abcdefghj" for r in range(1, 10) if f"{c}{r}" not in occupied]
                 move = rng.choice(free)
-                azgo.command(f"play {colour} {move}")
+                azgo.send(f"play {colour} {move}")
                 occupied.add(move)
                 continue
-            azgo.command(f"kata-time_settings fischer-capped {main} {inc} {main} -1")
-            azgo.command(f"time_left {me} {int(left)} 0")
+            azgo.send(f"kata-time_settings fischer-capped {main} {inc} {main} -1")
+            azgo.send(f"time_left {me} {int(left)} 0")
             t0 = time.monotonic()
-            move = azgo.command(f"genmove {me}", timeout=30).lower()
+            move = azgo.send(f"genmove {me}", timeout=30).lower()
             spent = time.monotonic() - t0
             assert spent < left, f"genmove took {spent:.2f} s with {left:.0f} s on the clock"
             left = min(main, left - spent + inc)
@@ -324,7 +261,7 @@ def test_gtp2ogs_fischer_handicap_session(azgo_black):
             if move == "resign":
                 break
             occupied.add(move)
-        score = azgo.command("final_score")
+        score = azgo.send("final_score")
         assert re.fullmatch(r"[BW]\+\d+(\.\d+)?|0", score), score
     finally:
         azgo.close()
@@ -402,7 +339,7 @@ class Lizzie:
     def send(self, command: str) -> int:
         cid = self.next_id
         self.next_id += 1
-        self.azgo.send(f"{cid} {command}")
+        self.azgo.write(f"{cid} {command}")
         return cid
 
     def simple(self, command: str, size: int = 19) -> str:
@@ -488,13 +425,13 @@ def test_kata_analyze_ownership():
     size = 9
     azgo = GtpProcess(azgo_command("--visits", "16", "--seed", "5"))
     try:
-        azgo.command(f"boardsize {size}")
-        azgo.command("play b E5")
-        azgo.send("kata-analyze B 10 ownership true")
+        azgo.send(f"boardsize {size}")
+        azgo.send("play b E5")
+        azgo.write("kata-analyze B 10 ownership true")
         assert azgo.readline(timeout=60) == "="
         line = azgo.readline(timeout=60)
         assert line.startswith("info ")
-        azgo.send("protocol_version")
+        azgo.write("protocol_version")
         tail = []
         while True:
             nxt = azgo.readline(timeout=60)

@@ -12,6 +12,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
+from azgo.engine.atomic import atomic_copy
 from azgo.engine.sgf import load_sgf
 from azgo.training.selfplay import SelfPlayConfig
 from azgo.training.workers import archive_games, net_id
@@ -86,8 +87,7 @@ def test_two_actors_fill_the_archive_and_follow_a_promotion(ray_session, nets, t
         train, _, summary = D.load_dataset([str(archive)], val_fraction=0.0, use_cache=False, workers=1)
         assert summary.train_games == 6 and len(train) > 0  # azgo train reads them unchanged
         # a promotion: best.onnx replaced atomically; the same actors get the new network and play the rest
-        shutil.copy(nets[1], archive / ".best.onnx.tmp")
-        os.replace(archive / ".best.onnx.tmp", archive / "best.onnx")
+        atomic_copy(nets[1], archive / "best.onnx")
         assert pool.play(str(archive), 8, archive=str(archive), seed=3, show_progress=False) == 2
         files = check_archive(archive, 8)
         ids = [load_sgf(p).root_props["AZM"] for p in files]

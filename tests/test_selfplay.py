@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from azgo.engine.atomic import atomic_copy
 from azgo.engine.board import BLACK
 from azgo.engine.scoring import area_score, result_string
 from azgo.engine.sgf import decode_visits, load_sgf
@@ -190,9 +191,7 @@ def test_two_workers_and_a_trainer_share_one_archive(tmp_path, tiny_net):
                                      "--no-parity"], capture_output=True, text=True, timeout=300)
         assert res.returncode == 0, res.stderr
         # promote the new network into the archive the running workers read from
-        tmp = archive / ".best.onnx.tmp"
-        shutil.copy(tmp_path / "new.onnx", tmp)
-        os.replace(tmp, archive / "best.onnx")
+        atomic_copy(tmp_path / "new.onnx", archive / "best.onnx")
         new_id = net_id(str(archive / "best.onnx"))
         # games already under way finish with the old network (a chunk of 2 per worker), so wait for
         # the first game of the promoted one rather than for a count of games

@@ -1,7 +1,7 @@
 """Training checkpoints: atomic writes, loading, and the plain-data form of RNG states.
 
 A checkpoint (``<out>/checkpoint.pt``) is written atomically: ``torch.save`` to a hidden temporary file in the
-same folder, ``fsync``, then ``os.replace``; a kill at any moment leaves the previous complete checkpoint.
+same folder, ``fsync``, then a rename (`azgo.engine.atomic`); a kill at any moment leaves the previous complete checkpoint.
 Everything in it loads with ``torch.load(weights_only=True)`` on any machine (CPU tensors only).
 """
 
@@ -13,6 +13,8 @@ from typing import Any
 
 import torch
 
+from azgo.engine.atomic import atomic_target
+
 from .errors import TrainError
 
 CHECKPOINT_NAME = "checkpoint.pt"
@@ -20,31 +22,10 @@ CHECKPOINT_FORMAT = 1
 
 
 def save_atomic(obj: Any, path: str | os.PathLike) -> Path:
-    """``torch.save`` to a hidden temporary file beside ``path``, fsync, then ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as f:
-            torch.save(obj, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise
-    try:
-        fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
-    return path
+    """``torch.save`` ``obj`` to ``path`` atomically (`azgo.engine.atomic.atomic_target`)."""
+    with atomic_target(path) as tmp:
+        torch.save(obj, tmp)
+    return Path(path)
 
 
 def remove_stale_temporaries(path: str | os.PathLike) -> list[Path]:

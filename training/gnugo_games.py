@@ -20,6 +20,7 @@ import random
 import sys
 import time
 
+from azgo.engine.atomic import atomic_write
 from azgo.engine.board import BLACK
 from azgo.engine.coords import gtp_to_move, move_to_gtp
 from azgo.engine.game import Game
@@ -71,10 +72,7 @@ def play_one(out_dir: str, seed: int, level: int, size: int, komi: float, openin
                                root_props={"AZM": f"gnugo-level{level}", "AZS": str(seed)},
                                move_props=move_props)
         name = f"gnugo-l{level}-{size}x{size}-{seed:08d}.sgf"
-        tmp = os.path.join(out_dir, f".{name}.tmp")
-        with open(tmp, "wb") as f:
-            f.write(write_sgf(rec))
-        os.replace(tmp, os.path.join(out_dir, name))
+        atomic_write(os.path.join(out_dir, name), write_sgf(rec))
         return name
     except (EngineError, ValueError) as e:
         print(f"seed {seed}: {e}", file=sys.stderr)

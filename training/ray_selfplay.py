@@ -259,6 +259,9 @@ class RaySelfPlay:
         The network is ``net``, else ``archive/best.onnx``; when that file changes, every actor restarts
         on the new network with the rest of its share (its games in progress are dropped).
         ``on_game(path, written)`` runs after each game is written.
+
+        (Longer than 80 lines on purpose: one loop over the actors' replies, whose bookkeeping, the games each
+        actor still owes, the seeds seen, the pending calls and the progress bar, every branch updates.)
         """
         ray = self.ray
         from ray.exceptions import RayActorError, RayTaskError

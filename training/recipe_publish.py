@@ -9,7 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from azgo.engine.atomic import atomic_copy, atomic_write
+from azgo.engine.atomic import atomic_copy, atomic_target, atomic_write
 
 from .recipe_util import LADDER_FIELDS, LINEAGE_FILE, STAGES, relative_paths, sha256
 
@@ -263,8 +263,7 @@ def plot_ladder(rows: list[dict], png: str, title: str) -> bool:
     ax.set_xlim(left=0)
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best")
-    tmp = png + ".tmp.png"
-    fig.savefig(tmp, dpi=90, bbox_inches="tight")
+    with atomic_target(png, keep_suffix=True) as tmp:
+        fig.savefig(tmp, dpi=90, bbox_inches="tight")
     plt.close(fig)
-    os.replace(tmp, png)
     return True

@@ -170,9 +170,9 @@ class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
 
     def _start_best(self) -> dict:
         """Generation 0 from ``[start]``: its checkpoint (or a random one) and its networks."""
-        import torch
-
         from azgo.nets.quantize import int8_path_for
+
+        from .checkpoints import save_atomic
 
         from .export import export_checkpoint
         from .model import build_model
@@ -185,10 +185,8 @@ class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
             how = f"the checkpoint {st.checkpoint}"
         else:
             model = build_model(st.net, seed=st.seed).eval()
-            tmp = ckpt + ".tmp"
-            torch.save({"net": st.net, "model": model.state_dict(), "step": 0,
-                        "training": f"recipe {self.r.name}: random initialisation (seed {st.seed})"}, tmp)
-            os.replace(tmp, ckpt)
+            save_atomic({"net": st.net, "model": model.state_dict(), "step": 0,
+                         "training": f"recipe {self.r.name}: random initialisation (seed {st.seed})"}, ckpt)
             how = f"a random {st.net} network (seed {st.seed})"
         nets = {}
         for n in self.r.export.bn_sizes:

@@ -231,8 +231,8 @@ def write_game_file(out_dir: str, data: bytes, worker: str, seed: int) -> str:
     """Write one game's SGF bytes into the archive ``out_dir`` atomically; returns the file's path.
 
     The name is ``<local time>-<worker>-<game seed, 10 digits>-<sha1 of the bytes, 8 hex>.sgf``; the
-    bytes go to a hidden ``.<name>.tmp`` first (fsync), then are renamed, so a reader (or a kill)
-    never sees half a game.
+    bytes are written with `azgo.engine.atomic.atomic_write`, so a reader (or a kill) never sees half a
+    game.
     """
     os.makedirs(out_dir, exist_ok=True)
     digest = hashlib.sha1(data).hexdigest()[:8]

@@ -13,7 +13,7 @@ import os
 import tarfile
 from pathlib import Path
 
-from azgo.engine.atomic import atomic_write
+from azgo.engine.atomic import atomic_target, atomic_write
 
 LIMIT = 19 * 2 ** 20
 
@@ -48,18 +48,16 @@ def pack(src: str | os.PathLike, dest: str | os.PathLike, per_shard: int = 2000)
         batch, todo = todo[:per_shard], todo[per_shard:]
         index = len(list(dest.glob("*.tar.xz")))
         name = dest / f"{dest.name}-{index:04d}.tar.xz"
-        tmp = name.with_suffix(".tmp")
-        with tarfile.open(tmp, "w:xz") as tar:
-            for p in batch:
-                data = p.read_bytes()
-                info = tarfile.TarInfo(p.name)
-                info.size = len(data)
-                info.mtime = int(p.stat().st_mtime)  # the window orders games by file time
-                tar.addfile(info, io.BytesIO(data))
-        if tmp.stat().st_size > LIMIT:
-            tmp.unlink()
-            raise ShardError(f"a shard of {len(batch)} games is over 19 MB: pack fewer games a shard")
-        os.replace(tmp, name)
+        with atomic_target(name) as tmp:
+            with tarfile.open(tmp, "w:xz") as tar:
+                for p in batch:
+                    data = p.read_bytes()
+                    info = tarfile.TarInfo(p.name)
+                    info.size = len(data)
+                    info.mtime = int(p.stat().st_mtime)  # the window orders games by file time
+                    tar.addfile(info, io.BytesIO(data))
+            if tmp.stat().st_size > LIMIT:  # raising here leaves no shard and no temporary file
+                raise ShardError(f"a shard of {len(batch)} games is over 19 MB: pack fewer games a shard")
         written += len(batch)
         shards.append(name)
     lines = []
