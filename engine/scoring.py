@@ -209,23 +209,25 @@ def _fill_kills(pos: _Position, dead: set, color: int, stones: list[int], partne
         return False  # the partner has an eye point of its own: the fill does not kill it
     shared = _liberties(pos, dead, stones) & partner_libs
     for q in shared:
-        group = set(stones) | {q}
-        for r in pos.nbrs[q]:
-            if _live(pos, dead, r, color) and r not in group:
-                group.update(_chain(pos, dead, r))
+        group = _group_after(pos, dead, stones, q, color)
         if len(group) <= NAKADE_POINTS and len(_liberties(pos, dead, group) - {q}) == 1 \
-                and len(_liberties(pos, dead, partner) - {q}) >= 1:
+                and len(partner_libs - {q}) >= 1:
             return True
     return False
 
 
-def _liberties_after(pos: _Position, dead: set, chain: list[int], point: int, color: int) -> set[int]:
-    """Liberties of ``chain`` after ``color`` plays ``point`` (joining the chains next to it)."""
+def _group_after(pos: _Position, dead: set, chain: list[int], point: int, color: int) -> set[int]:
+    """The stones of ``chain`` and ``point`` after ``color`` plays ``point`` (joining the chains next to it)."""
     group = set(chain) | {point}
     for q in pos.nbrs[point]:
         if _live(pos, dead, q, color) and q not in group:
             group.update(_chain(pos, dead, q))
-    return _liberties(pos, dead, group) - {point}
+    return group
+
+
+def _liberties_after(pos: _Position, dead: set, chain: list[int], point: int, color: int) -> set[int]:
+    """Liberties of ``chain`` after ``color`` plays ``point`` (joining the chains next to it)."""
+    return _liberties(pos, dead, _group_after(pos, dead, chain, point, color)) - {point}
 
 
 def dead_stones(board: Board) -> list[int]:
