@@ -83,6 +83,9 @@ class SearchConfig:
     ladder_capture_prior: an atari that wins a ladder against the chain of the opponent's last move
         (``azgo.engine.ladder.ladder_attacks``) gets at least this share of the node's prior before the
         row is renormalised, so the search reads the chase to its end; 0 = off.
+    gumbel_c_visit, gumbel_c_scale: the constants of ``sigma(q) = (c_visit + max visits) * c_scale * q`` in a
+        Gumbel root search (``Searcher.begin(gumbel=...)``, `azgo.engine.gumbel`; 50 and 0.1 as in DeepMind's
+        mctx, whose values are rescaled to [0, 1] as here).
     """
 
     c_puct: float = 1.1
@@ -107,6 +110,8 @@ class SearchConfig:
     ladder_capture_prior: float = 0.25
     score_utility: float = 0.0
     score_utility_scale: float = 0.0
+    gumbel_c_visit: float = 50.0
+    gumbel_c_scale: float = 0.1
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:

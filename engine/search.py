@@ -81,3 +81,5 @@ class Searcher(TreeMixin, ExpandMixin, StepsMixin, DriverMixin, ReportMixin, Pon
         self._exclude: set[int] | None = None
         self._prepared = False
         self._forced_k = 0.0
+        self._gumbel_args: tuple[int, int] | None = None
+        self.gumbel = None  # the Gumbel root schedule of the current stepwise search (begin(gumbel=...))

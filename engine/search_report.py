@@ -60,8 +60,11 @@ class ReportMixin:
         return pv, visits
 
     def choose_move(self, temperature: float = 0.0) -> int:
-        """The move to play from the root: sampled by visits^(1/T) if T > 0, else LCB or most visits."""
+        """The move to play from the root: with a Gumbel root (``begin(gumbel=...)``) its choice; else sampled by
+        visits^(1/T) if T > 0, else LCB or most visits."""
         root = self.root
+        if self.gumbel is not None and root.expanded and root.N is not None and root.N.sum() > 0:
+            return int(root.moves[self.gumbel.choice(root)])
         N = root.N
         if N is not None and self.blocked is not None:
             N = np.where(self.blocked, 0.0, N)

@@ -6,24 +6,30 @@ from __future__ import annotations
 
 import numpy as np
 
+from .gumbel import GumbelRoot
 from .mcts import Node, exact_value, select, select_compact
 
 
 class StepsMixin:
     """The stepwise interface and the playouts of a `azgo.engine.search.Searcher`."""
 
-    def begin(self, game, noise: bool = False, reuse: bool = True, exclude: set[int] | None = None) -> int:
+    def begin(self, game, noise: bool = False, reuse: bool = True, exclude: set[int] | None = None,
+              gumbel: tuple[int, int] | None = None) -> int:
         """Start a search that the caller drives in steps, the one batching interface of play,
         self-play and the analysis server (which put the leaves of many searches into one network
         call): ``gather`` -> ``encode_leaves`` -> the network -> ``complete``, until the caller's limit.
         ``search`` runs the same steps itself. The root is prepared (``noise``: Dirichlet noise and
-        forced playouts; ``exclude``: avoided moves) as soon as it has been evaluated. Returns the
+        forced playouts; ``exclude``: avoided moves) as soon as it has been evaluated. ``gumbel``: (moves
+        sampled, root visit budget) for a Gumbel root with sequential halving (`azgo.engine.gumbel`) instead of
+        PUCT at the root (no Dirichlet noise or forced playouts then); see ``self.gumbel``. Returns the
         visits kept from the last tree."""
         reused = self.set_game(game, reuse=reuse)
-        self._noise = noise
+        self._noise = noise and gumbel is None
         self._exclude = exclude
         self._prepared = False
-        self._forced_k = self.config.forced_playouts_k if noise else 0.0
+        self._forced_k = self.config.forced_playouts_k if self._noise else 0.0
+        self._gumbel_args = gumbel
+        self.gumbel = None
         self._maybe_prepare()
         return reused
 
@@ -31,6 +37,11 @@ class StepsMixin:
         if not self._prepared and self.root.expanded:
             self.prepare_root(self._noise, self._exclude)
             self._prepared = True
+            if self._gumbel_args is not None and self.root.terminal is None:
+                m, budget = self._gumbel_args
+                allowed = None if self.blocked is None else ~self.blocked
+                self.gumbel = GumbelRoot(self.root.raw_prior, m, budget, self.rng, allowed,
+                                         self.config.gumbel_c_visit, self.config.gumbel_c_scale)
 
     def complete(self, pending: list[tuple[list, Node]], ev, legal: np.ndarray, offset: int = 0) -> int:
         """Expand the ``pending`` leaves of ``gather`` from rows ``offset...`` of a network evaluation
@@ -72,7 +83,9 @@ class StepsMixin:
             path: list[tuple[Node, int]] = []
             utility = ours if lam > 0 else None
             while node.expanded and node.terminal is None:
-                if node.dense:
+                if node is root and self.gumbel is not None:
+                    i = self.gumbel.next_edge(root)
+                elif node.dense:
                     i = select(node, cfg, node is root, forced_k if node is root else 0.0,
                                blocked if node is root else None, utility)
                 else:

@@ -133,6 +133,7 @@ class SelfPlay:
     openings: Openings = field(default_factory=Openings)
     komi: Komi = field(default_factory=Komi)
     handicap: Handicap = field(default_factory=Handicap)
+    gumbel_m: int = 0
 
 
 @dataclass(frozen=True)

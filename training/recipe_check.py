@@ -53,6 +53,7 @@ def _check_selfplay(r: Recipe, fail, num) -> None:
     num("selfplay.resign_threshold", sp.resign_threshold, 0, 1)
     num("selfplay.no_resign_fraction", sp.no_resign_fraction, 0, 1)
     num("selfplay.max_moves", sp.max_moves, 0)
+    num("selfplay.gumbel_m", sp.gumbel_m, 0)
     if sp.precision not in ("fp32", "int8"):
         fail("selfplay.precision", f"fp32 or int8, got {sp.precision!r}")
     if sp.precision == "int8" and not r.quantize.enabled:

@@ -26,6 +26,11 @@ Per move (KataGo's efficiency tricks, shared/research/engines.md R5):
   ``komi_wide_fraction`` of the games uniformly over ``komi_range``), rounded to a multiple of 0.5;
   ``handicap_fraction`` of the games start instead from 2..9 fixed handicap stones (as many as the
   board takes) with ``handicap_komi`` and White to move. Forked starts apply to even games only.
+* Gumbel root search (optional, ``gumbel_m`` > 0; Danihelka et al. 2022, `azgo.engine.gumbel`): the root
+  samples ``gumbel_m`` moves by Gumbel-top-k and spends the visits by sequential halving instead of PUCT
+  with Dirichlet noise; the move played is the one left, and a full search records the improved policy
+  ``softmax(logits + sigma(completed q))`` (in thousandths) as its ``AZX`` target, which stays informative
+  at few visits where visit counts are noise.
 
 Each finished game is written as one SGF file into the archive folder, atomically (a temporary
 file, then a rename), with azgo's private properties (see ``azgo.engine.sgf``). Imports no torch.
@@ -88,6 +93,7 @@ class SelfPlayConfig:
     handicap_fraction: float = 0.0  # share of the games started from fixed handicap stones
     handicap_stones: tuple[int, int] = (2, 9)  # fewest and most stones (capped by what the board takes)
     handicap_komi: float = 0.5
+    gumbel_m: int = 0  # > 0: Gumbel root search with sequential halving over this many sampled moves
 
     def __post_init__(self) -> None:
         if not 0 <= self.opening_fraction <= 1:
@@ -104,6 +110,8 @@ class SelfPlayConfig:
             raise ValueError("probabilities must be in [0, 1]")
         if self.full_visits < 1 or self.cheap_visits < 1:
             raise ValueError("visits must be >= 1")
+        if self.gumbel_m < 0:
+            raise ValueError("gumbel_m must be >= 0")
         if self.concurrent_games < 1 or self.leaves_per_game < 1:
             raise ValueError("concurrent_games and leaves_per_game must be >= 1")
         lo, hi = self.komi_range
@@ -184,6 +192,16 @@ def policy_surprise(counts, prior) -> float:
     p = p / p.sum()
     nz = t > 0
     return float(max(0.0, np.sum(t[nz] * np.log(t[nz] / p[nz]))))
+
+
+def thousandths(p: np.ndarray) -> np.ndarray:
+    """A distribution as whole thousandths that sum to exactly 1000 (largest remainders round up)."""
+    scaled = np.asarray(p, dtype=np.float64) * 1000.0 / max(float(np.sum(p)), 1e-12)
+    out = np.floor(scaled).astype(np.int64)
+    short = 1000 - int(out.sum())
+    if short > 0:
+        out[np.argsort(-(scaled - out), kind="stable")[:short]] += 1
+    return out
 
 
 def player_config(cfg: SelfPlayConfig) -> PlayerConfig:
@@ -284,7 +302,8 @@ class SelfPlayRunner:
     def _start_move(self, slot: _Slot) -> None:
         slot.full = slot.rng.random() < self.cfg.full_prob
         slot.target = self.cfg.full_visits if slot.full else self.cfg.cheap_visits
-        slot.searcher.begin(slot.game, noise=slot.full, reuse=not slot.full)
+        gumbel = (self.cfg.gumbel_m, slot.target) if self.cfg.gumbel_m > 0 else None
+        slot.searcher.begin(slot.game, noise=slot.full, reuse=not slot.full, gumbel=gumbel)
 
     # ------------------------------------------------------------------ moves
     def _finish_move(self, slot: _Slot) -> None:
@@ -301,7 +320,13 @@ class SelfPlayRunner:
         visits = {int(m): int(c) for m, c in zip(root.moves, root.N)} if root.expanded else {}
         props = {"AZN": str(int(root.N.sum()) if root.expanded else 0), "AZT": "1" if slot.full else "0",
                  "AZQ": f"{root.q():.4f}", "AZV": f"{root.value:.4f}", "AZP": encode_visits(visits, n)}
-        if slot.full and root.expanded:
+        if slot.full and root.expanded and s.gumbel is not None and root.N.sum() > 0:
+            improved = s.gumbel.policy_target(root)  # the Gumbel target, in thousandths
+            parts = thousandths(improved)
+            props["AZX"] = encode_visits({int(m): int(c) for m, c in zip(root.moves, parts) if c > 0}, n)
+            net = s.root_policy[root.moves] if s.root_policy is not None else root.raw_prior
+            props["AZK"] = f"{policy_surprise(improved, net):.4f}"
+        elif slot.full and root.expanded:
             target = policy_target(s, prune=cfg.forced_playouts_k > 0)  # the recorded target, computed once
             if cfg.forced_playouts_k > 0:
                 pruned = {int(m): int(target[m]) for m in root.moves if target[m] > 0}

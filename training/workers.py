@@ -188,6 +188,9 @@ def run_selfplay(out_dir: str, games: int, workers: int, cfg: SelfPlayConfig, ne
 @click.option("--handicap-stones", nargs=2, type=click.IntRange(2, 9), default=SelfPlayConfig.handicap_stones,
               show_default=True, metavar="FEWEST MOST", help="Handicap stones of such a game (capped by the board).")
 @click.option("--handicap-komi", default=SelfPlayConfig.handicap_komi, show_default=True, type=float)
+@click.option("--gumbel-m", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Gumbel root search: sample this many root moves and spend the visits by sequential halving; "
+                   "full searches record the improved policy as their target (0: PUCT with Dirichlet noise).")
 @click.option("--seed", type=int, help="Random seed (default: fresh).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--device", default="auto", show_default=True,
@@ -202,7 +205,7 @@ def run_selfplay(out_dir: str, games: int, workers: int, cfg: SelfPlayConfig, ne
 def selfplay(ctx, out_dir, net, archive, games, workers, threads, size, komi, full_visits, cheap_visits, full_prob,
              resign_threshold, no_resign_fraction, concurrent_games, max_moves, precision, openings, opening_moves,
              opening_fraction, komi_stdev, komi_wide_fraction, komi_range, handicap_fraction, handicap_stones,
-             handicap_komi, seed, no_progress, device, ray_address):
+             handicap_komi, gumbel_m, seed, no_progress, device, ray_address):
     """Play self-play games into an SGF archive folder (resumable; several workers or machines)."""
     from click.core import ParameterSource
     from azgo.nets.evaluator import parse_device
@@ -227,7 +230,7 @@ def selfplay(ctx, out_dir, net, archive, games, workers, threads, size, komi, fu
                              opening_fraction=opening_fraction if forks else 0.0, komi_stdev=komi_stdev,
                              komi_wide_fraction=komi_wide_fraction, komi_range=tuple(komi_range),
                              handicap_fraction=handicap_fraction, handicap_stones=tuple(handicap_stones),
-                             handicap_komi=handicap_komi)
+                             handicap_komi=handicap_komi, gumbel_m=gumbel_m)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     if net is None:
