@@ -5,13 +5,12 @@ CPU, dynamic int8 is ~3.5x *slower* and must not be used): ``quant_pre_process``
 ``quantize_static`` with ``QuantFormat.QDQ``, per-channel weights, ``QUInt8`` activations and
 ``QInt8`` weights in the reduced (7-bit) range, MinMax calibration on the planes of real positions.
 
-Why 7-bit weights (``reduce_range=True``): on an x86 CPU without VNNI (AVX2 only, e.g. the AMD EPYC
-of a later session) onnxruntime multiplies uint8 activations by int8 weights with ``vpmaddubsw``,
-which adds pairs of products into 16 bits and saturates when both are large. Full-range weights
-then lose the network: the stage-8 19x19 file agreed with its fp32 source on the top move in 0.680
-of 256 real positions there (value MAE 0.27) against 0.902 on a VNNI CPU. With 7-bit weights the
-pair sums cannot overflow: 0.891 (value MAE 0.046) on the AVX2 CPU, at 1.8x fp32's speed there.
-
+Why 7-bit weights (``reduce_range=True``): on an x86 CPU without VNNI (AVX2 only, some AMD EPYCs)
+onnxruntime multiplies uint8 activations by int8 weights with ``vpmaddubsw``, which adds pairs of
+products into 16 bits and saturates when both are large. Full-range weights then lose the network: a
+19x19 network agreed with its fp32 source on the top move in 0.680 of 256 real positions there (value
+MAE 0.27) against 0.902 on a VNNI CPU. With 7-bit weights the pair sums cannot overflow: 0.891 (value
+MAE 0.046) on the AVX2 CPU, at 1.8x fp32's speed there.
 
 Needs the ``onnx`` package (``onnxruntime.quantization`` imports it), which is in the ``train`` and
 ``test`` extras but not a play-time dependency; nothing else in :mod:`azgo.nets` imports this
