@@ -31,9 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from azgo.engine import planes as P
 from azgo.engine.mcts import SearchConfig
-from azgo.engine.search import Searcher
+from azgo.engine.search import Limits, Searcher
 from azgo.engine.sgf import SgfError, load_sgf
 from azgo.nets.evaluator import EvalConfig, OnnxEvaluator
 from azgo.nets.registry import default_net_path
@@ -62,18 +61,6 @@ def positions(n: int, seed: int = 1):
             break
     rng.shuffle(out)
     return out[:n]
-
-
-def drive(s: Searcher, ev, game, visits: int, batch: int = 8) -> None:
-    n = game.size
-    while s.root.visits < visits and not s.searching_done:
-        pending, _ = s.gather(min(batch, visits - s.root.visits))
-        if not pending:
-            continue
-        planes = np.zeros((len(pending), P.NUM_PLANES, n, n), np.float32)
-        legal = np.zeros((len(pending), n * n + 1), bool)
-        s.encode_leaves([leaf for _, leaf in pending], planes, legal)
-        s.complete(pending, ev.evaluate(planes, legal), legal)
 
 
 def distribution(s: Searcher, counts_on_moves: np.ndarray) -> np.ndarray:
@@ -114,20 +101,17 @@ def main(argv=None) -> int:
     results: dict[tuple[str, int], list[tuple[float, bool]]] = {}
     for k, game in enumerate(games):
         ref_s = Searcher(ev, SearchConfig(batch_size=8, lcb=False), seed=k)
-        ref_s.begin(game, noise=False, reuse=False)
-        drive(ref_s, ev, game, args.reference)
+        ref_s.search(game, Limits(visits=args.reference), reuse=False)
         ref = distribution(ref_s, ref_s.root.N)
         best = int(np.argmax(ref))
         for budget in budgets:
             s = Searcher(ev, puct_cfg, seed=1000 + k)
-            s.begin(game, noise=True, reuse=False)
-            drive(s, ev, game, budget, batch=4)
+            s.search(game, Limits(visits=budget), noise=True, reuse=False)
             t = policy_target(s, prune=True)
             t = t / t.sum() if t.sum() > 0 else t
             results.setdefault(("puct", budget), []).append((kl(ref, t), int(np.argmax(t)) == best))
             s = Searcher(ev, SearchConfig(batch_size=4, lcb=False, gumbel_c_scale=args.c_scale), seed=2000 + k)
-            s.begin(game, reuse=False, gumbel=(args.gumbel_m, budget))
-            drive(s, ev, game, budget, batch=4)
+            s.search(game, Limits(visits=budget), reuse=False, gumbel=args.gumbel_m)
             t = distribution(s, s.gumbel.policy_target(s.root)) if s.gumbel is not None else ref
             results.setdefault(("gumbel", budget), []).append((kl(ref, t), int(np.argmax(t)) == best))
     print(f"{len(games)} positions in {time.perf_counter() - t0:.0f} s")

@@ -32,19 +32,21 @@ class DriverMixin:
     def search(self, game, limits: Limits = Limits(visits=200), budget: float | None = None,
                stop: threading.Event | None = None, callback: Callable[[list[MoveInfo]], None] | None = None,
                interval: float = 0.5, noise: bool = False, reuse: bool = True,
-               temperature: float = 0.0, exclude: set[int] | None = None) -> SearchResult:
+               temperature: float = 0.0, exclude: set[int] | None = None, gumbel: int = 0) -> SearchResult:
         """Search the game's current position and return the result (the move is not played).
 
         ``budget``: seconds from a time control (None = none). ``stop``: an Event that ends the
         search. ``callback(candidates)`` is called every ``interval`` seconds (analysis). ``noise``:
         root Dirichlet noise and forced playouts (self-play). ``temperature`` > 0 samples the move
         by visits^(1/T) instead of choosing the best. ``exclude``: root moves not to consider
-        (GTP ``avoid``/``allow``; ignored if it would exclude every move).
+        (GTP ``avoid``/``allow``; ignored if it would exclude every move). ``gumbel`` > 0: a Gumbel root over
+        that many sampled moves (`azgo.engine.gumbel`) spending ``limits.visits`` (or ``playouts``); the move is
+        its choice.
         With ``config.threads`` > 1, that many threads gather and evaluate batches on the one tree.
         """
         with self._lock:
             return self._search(game, limits, budget, stop, callback, interval, noise, reuse, temperature,
-                                exclude)
+                                exclude, gumbel)
 
     def _want(self, run: _Run) -> int:
         """Leaves the next batch may take (<= 0: wait for the batches in flight, or the end)."""
@@ -111,10 +113,14 @@ class DriverMixin:
         rss = rss_mb()
         return rss is not None and rss >= cap
 
-    def _search(self, game, limits, budget, stop, callback, interval, noise, reuse, temperature, exclude):
+    def _search(self, game, limits, budget, stop, callback, interval, noise, reuse, temperature, exclude, gumbel):
         cfg = self.config
         t0 = self.now()
-        reused = self.begin(game, noise=noise, reuse=reuse, exclude=exclude)
+        root_budget = limits.visits or limits.playouts
+        if gumbel and root_budget is None:
+            raise ValueError("a Gumbel root search needs a visits or playouts limit (its budget)")
+        reused = self.begin(game, noise=noise, reuse=reuse, exclude=exclude,
+                            gumbel=(gumbel, root_budget) if gumbel else None)
         root = self.root
         run = _Run(limits)
         self.memory_capped = False

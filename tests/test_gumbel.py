@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from azgo.engine import planes as P
 from azgo.engine.game import Game
 from azgo.engine.gumbel import GumbelRoot, completed_q, improved_policy
 from azgo.engine.mcts import SearchConfig
-from azgo.engine.search import Searcher
+from azgo.engine.search import Limits, Searcher
 from azgo.engine.sgf import decode_visits
 from azgo.training.selfplay import SelfPlayConfig, SelfPlayRunner
 
@@ -41,25 +40,11 @@ def test_improved_policy_moves_mass_to_the_better_visited_move():
     assert pi[0] > 0.99
 
 
-def _drive(searcher: Searcher, ev, game: Game, visits: int, batch: int = 4) -> None:
-    """The stepwise loop self-play runs: gather, encode, evaluate, complete, to ``visits`` root visits."""
-    n = game.size
-    while searcher.root.visits < visits and not searcher.searching_done:
-        pending, _ = searcher.gather(min(batch, visits - searcher.root.visits))
-        if not pending:
-            continue
-        planes = np.zeros((len(pending), P.NUM_PLANES, n, n), np.float32)
-        legal = np.zeros((len(pending), n * n + 1), bool)
-        searcher.encode_leaves([leaf for _, leaf in pending], planes, legal)
-        searcher.complete(pending, ev.evaluate(planes, legal), legal)
-
-
 def test_sequential_halving_spends_the_budget_on_m_moves():
     ev = ScriptedEvaluator()
     game = Game(9, 7.5)
     s = Searcher(ev, SearchConfig(batch_size=4), seed=3)
-    s.begin(game, gumbel=(8, 64))
-    _drive(s, ev, game, 64)
+    result = s.search(game, Limits(visits=64), reuse=False, gumbel=8)
     root = s.root
     assert isinstance(s.gumbel, GumbelRoot)
     visited = np.flatnonzero(root.N > 0)
@@ -67,8 +52,7 @@ def test_sequential_halving_spends_the_budget_on_m_moves():
     # three phases (8 -> 4 -> 2 -> 1): the moves that survived longer have more visits
     counts = sorted(root.N[visited].tolist(), reverse=True)
     assert counts[0] >= counts[2] >= counts[4] and counts[0] > counts[-1]
-    move = s.choose_move()
-    assert move in root.moves[s.gumbel.remaining]
+    assert result.move == s.choose_move() and result.move in root.moves[s.gumbel.remaining]
     pi = s.gumbel.policy_target(root)
     assert pi.sum() == pytest.approx(1.0) and (pi > 0).all()
 
@@ -86,9 +70,7 @@ def test_gumbel_finds_a_capture_the_prior_does_not_favour():
     for seed in range(4):
         ev = ScriptedEvaluator()
         s = Searcher(ev, SearchConfig(batch_size=4), seed=seed)
-        s.begin(game, gumbel=(16, 48))
-        _drive(s, ev, game, 48)
-        picks.append(move_to_gtp(s.choose_move(), 9))
+        picks.append(move_to_gtp(s.search(game, Limits(visits=48), reuse=False, gumbel=16).move, 9))
     assert picks == ["E6"] * 4, picks
 
 
