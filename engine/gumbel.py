@@ -81,10 +81,10 @@ class GumbelRoot:
         per = max(1, self.budget // (self.phases * len(self.remaining)))
         self.target += per
 
-    def _score(self, node, i: int) -> float:
-        """``g + logits + sigma(q)`` of root edge ``i`` (q rescaled over the remaining moves' values)."""
+    def _scores(self, node) -> np.ndarray:
+        """``g + logits + sigma(completed q)`` of every root edge (q rescaled over all the root's moves)."""
         q_hat = completed_q(node.N, node.W, node.raw_prior, node.value)
-        return float(self.g[i] + self.logits[i] + sigma(q_hat[i], float(node.N.max()), self.c_visit, self.c_scale))
+        return self.g + self.logits + sigma(q_hat, float(node.N.max()), self.c_visit, self.c_scale)
 
     def next_edge(self, node) -> int:
         """The root edge the next playout takes: the remaining move with the fewest visits (those in flight
@@ -92,7 +92,8 @@ class GumbelRoot:
         if all(node.N[i] >= self.target for i in self.remaining):
             if len(self.remaining) > 1:
                 keep = max(1, len(self.remaining) // 2)
-                self.remaining = sorted(self.remaining, key=lambda i: -self._score(node, i))[:keep]
+                score = self._scores(node)
+                self.remaining = sorted(self.remaining, key=lambda i: -score[i])[:keep]
             self._next_phase_target()
         n = node.N + node.VL
         return min(self.remaining, key=lambda i: (n[i], -self.g[i] - self.logits[i]))
@@ -101,7 +102,8 @@ class GumbelRoot:
         """Index (into the root's moves) of the move to play: the best remaining move by ``g + logits +
         sigma(q)``, among those visited."""
         visited = [i for i in self.remaining if node.N[i] > 0] or self.remaining
-        return max(visited, key=lambda i: self._score(node, i))
+        score = self._scores(node)
+        return max(visited, key=lambda i: score[i])
 
     def policy_target(self, node) -> np.ndarray:
         """The improved policy over the root's moves (sums to 1)."""
