@@ -71,7 +71,6 @@ def result_string(score: float) -> str:
 # dead; when every remaining group is eyeless (a capturing race), the weakest one dies first.
 
 BIG_EYE = 4  # an eye region with this many points (empty, dead, or enemy stones in atari) is two eyes
-NAKADE_POINTS = 3  # an eyeless group whose only eye space is this many points (or fewer) dies
 RACE_LIBERTIES = 2  # an eyeless group dies in a race only with a chain this short of liberties
 
 
@@ -202,7 +201,7 @@ def _seki(pos: _Position, dead: set, color: int, stones: list[int]) -> list[int]
 
 def _fill_kills(pos: _Position, dead: set, color: int, stones: list[int], partner: list[int]) -> bool:
     """Whether ``color`` can break a seki shape by filling a shared liberty itself: its stones there go into
-    atari, the partner takes them, and the points it gains (at most NAKADE_POINTS) hold one eye at most,
+    atari, the partner takes them, and the points it gains make a killable eye space (`_killable_space`),
     so the eyeless partner dies (GNU Go reads such a partner dead and ``stones`` alive)."""
     partner_libs = _liberties(pos, dead, partner)
     if any(all(_live(pos, dead, r, 3 - color) for r in pos.nbrs[q]) for q in partner_libs):
@@ -210,10 +209,25 @@ def _fill_kills(pos: _Position, dead: set, color: int, stones: list[int], partne
     shared = _liberties(pos, dead, stones) & partner_libs
     for q in shared:
         group = _group_after(pos, dead, stones, q, color)
-        if len(group) <= NAKADE_POINTS and len(_liberties(pos, dead, group) - {q}) == 1 \
+        if _killable_space(pos, group) and len(_liberties(pos, dead, group) - {q}) == 1 \
                 and len(partner_libs - {q}) >= 1:
             return True
     return False
+
+
+def _killable_space(pos: _Position, points: set[int]) -> bool:
+    """Whether an eye space of these points is one eye only when the opponent plays first (nakade): three
+    points or fewer, the square and the pyramid (T) four, the bulky and the cross five."""
+    k = len(points)
+    if k <= 3:
+        return True
+    if k > 5:
+        return False
+    degree = [sum(1 for r in pos.nbrs[p] if r in points) for p in points]
+    edges = sum(degree) // 2
+    if k == 4:
+        return edges == 4 or max(degree) == 3  # the square (a cycle) or the pyramid
+    return edges >= 5 or max(degree) == 4  # the bulky five (a square and one) or the cross
 
 
 def _group_after(pos: _Position, dead: set, chain: list[int], point: int, color: int) -> set[int]:
@@ -252,7 +266,24 @@ def final_status(board: Board) -> tuple[list[int], list[int]]:
     seki: set[int] = set()
     while _settle_one(pos, dead, alive, seki):
         pass
+    _revive_unsurrounded(pos, dead)
     return sorted(dead), sorted(seki - dead)
+
+
+def _revive_unsurrounded(pos: _Position, dead: set) -> None:
+    """Dead stones whose every neighbouring enemy stone (around the empty points and own stones they reach
+    without crossing an enemy stone) is dead too are alive again: what surrounded them died after them."""
+    changed = True
+    while changed:
+        changed = False
+        for q in sorted(dead):
+            if q not in dead:
+                continue
+            enemy = 3 - pos.cells[q]
+            area = _flood(pos, q, lambda p: pos.cells[p] != enemy)
+            if all(r in dead for p in area for r in pos.nbrs[p] if pos.cells[r] == enemy):
+                dead.difference_update(area)
+                changed = True
 
 
 def _settle_one(pos: _Position, dead: set, alive: set, seki: set) -> bool:

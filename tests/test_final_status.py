@@ -140,6 +140,30 @@ POSITIONS = [
         O O O O X O X O .
         O O O O X X X . X
         """, PASSES, "E1 E2 F1 G1 G2 G3 H3 J1 J3 J4 J5", "W+88"),
+    # Seed 232: White's top group (two shared liberties with Black's J9, no eye) is taken first; J9, which
+    # only that group surrounded, lives. Seed 247: White fills G8 and Black's capture leaves a pyramid four.
+    Position("stone_whose_attacker_dies_lives", """
+        O O X X X X O . X
+        O O X X O O O O .
+        O O X X O X O O O
+        O X . X X X X X X
+        O X X X . X O X .
+        O X . X X X O X X
+        O X X O X X O X X
+        O O O O O O O X X
+        . O . O O O O O X
+        """, PASSES, "E7 E8 F8 G7 G8 G9 H7 H8 J7", "B+16"),
+    Position("pyramid_four_is_one_eye", """
+        O O X X X O O O .
+        . O X X X X . X X
+        O O O X X X X X X
+        . O O O O O O O O
+        O O O O O O O O O
+        . O O O . O O O O
+        O . O . O O O . O
+        O O O O . O . O O
+        O O O O O O O O .
+        """, PASSES, "C8 C9 D7 D8 D9 E7 E8 E9 F7 F8 G7 H7 H8 J7 J8", "W+88"),
     Position("seki", """
         X X O O . O X . .
         . X X . O O X X .
