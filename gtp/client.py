@@ -73,7 +73,9 @@ class GtpClient:
         elif mode == "stdout":
             err = subprocess.STDOUT
         elif mode:
-            self._err = err = open(mode, "ab")
+            if self._err is subprocess.DEVNULL:  # a restart keeps appending to the log it has open
+                self._err = open(mode, "ab")
+            err = self._err
         else:
             err = subprocess.DEVNULL
         try:
