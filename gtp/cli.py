@@ -396,8 +396,11 @@ def genmove_cmd(ctx, sgf_path, move_number, moves, size, komi, color, as_json, *
                    "engine that died loses the game (+F); either way it is started again for the next game.")
 @click.option("--handicap", default=0, show_default=True, type=click.IntRange(0, 9), callback=lambda c, p, v: _handicap_option(v),
               help="Fixed handicap stones for Black in every game (fixed_handicap to both engines; White moves first).")
+@click.option("--a-colour", type=click.Choice(["alternate", "black", "white"]), default="alternate", show_default=True,
+              help="Engine A's colour: alternating (Black first), or the same in every game (a handicap line: "
+                   "--a-colour white --handicap 2 has A give B two stones each game).")
 def match_cmd(engine_a, engine_b, games, size, komi, time_control, max_moves, sgf_dir, name_a, name_b, resume,
-              replay_crashes, handicap):
+              replay_crashes, handicap, a_colour):
     """Play two GTP engines against each other; print wins, win rate (95% interval), Elo and each engine's
     seconds per move."""
     from .match import EngineError, parse_time_control, run_match, stderr_log
@@ -408,7 +411,7 @@ def match_cmd(engine_a, engine_b, games, size, komi, time_control, max_moves, sg
     try:
         summary = run_match(engine_a, engine_b, games, size, komi, tc, sgf_dir, max_moves, stderr_log,
                             name_a, name_b, resume=resume, replay_crashes=replay_crashes or "",
-                            handicap=handicap)
+                            handicap=handicap, a_colour=a_colour)
     except EngineError as e:
         raise click.ClickException(str(e)) from None
     for line in summary.lines():

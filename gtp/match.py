@@ -183,6 +183,7 @@ class MatchSummary:
     b_name: str
     seconds: dict = field(default_factory=lambda: {"a": [0.0, 0], "b": [0.0, 0]})  # engine -> [seconds, moves]
     scores: list = field(default_factory=list)  # A's score of each game in order (1, 0.5, 0)
+    by_colour: dict = field(default_factory=lambda: {"black": [0.0, 0.0], "white": [0.0, 0.0]})  # A's [score, games]
 
     def add_time(self, engine: str, seconds: float, moves: int) -> None:
         """Count an engine's (``"a"`` or ``"b"``) thinking time over ``moves`` genmoves of one game."""
@@ -197,6 +198,9 @@ class MatchSummary:
     def add(self, black_won: bool | None, a_black: bool) -> None:
         """Count one game: ``black_won`` None for a draw."""
         self.games += 1
+        colour = self.by_colour["black" if a_black else "white"]
+        colour[0] += 0.5 if black_won is None else float(black_won == a_black)
+        colour[1] += 1
         if black_won is None:
             self.draws += 1
             self.scores.append(0.5)
@@ -218,6 +222,7 @@ class MatchSummary:
             f"{self.b_name} won {self.b_wins:g}, draws {self.draws}",
             f"win rate of {self.a_name}: {100 * self.rate:.1f}% (95% interval {100 * lo:.1f}% - {100 * hi:.1f}%)",
             f"Elo difference: {_elo_text(self.rate)} (95% interval {_elo_text(lo)} .. {_elo_text(hi)})",
+            f"{self.a_name} " + ", ".join(f"as {c.capitalize()} {s:g}-{n - s:g}" for c, (s, n) in self.by_colour.items()),
         ] + ([f"seconds per move: {self.a_name} {self._per_move_text('a')}, {self.b_name} {self._per_move_text('b')}"]
              if self.seconds["a"][1] or self.seconds["b"][1] else [])
 
@@ -230,8 +235,9 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
               time_settings: TimeSettings | None = None, sgf_dir: str | None = None,
               max_moves: int | None = None, log=print, name_a: str = "", name_b: str = "",
               engine_timeout: float = 600.0, resume: bool = False, replay_crashes: str = "",
-              max_replays: int = 3, handicap: int = 0, should_stop=None) -> MatchSummary:
-    """Play ``games`` games of A vs B (A takes Black in even games); write SGFs; return the summary.
+              max_replays: int = 3, handicap: int = 0, should_stop=None, a_colour: str = "alternate") -> MatchSummary:
+    """Play ``games`` games of A vs B (A takes Black in even games, or always the colour ``a_colour`` names:
+    ``"black"`` or ``"white"``); write SGFs; return the summary.
 
     With ``resume``, games already written to ``sgf_dir`` (``gameNNNN.sgf``, each written whole) are
     counted from their ``RE`` and only the missing ones are played, so a killed match goes on.
@@ -245,6 +251,8 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
     Black in every game (White moves first). ``should_stop(summary)``, asked after every game, ends the
     match early (a sequential test).
     """
+    if a_colour not in ("alternate", "black", "white"):
+        raise ValueError(f"a_colour is 'alternate', 'black' or 'white', not {a_colour!r}")
     if replay_crashes not in ("", "a", "b", "both"):
         raise ValueError(f"replay_crashes is '', 'a', 'b' or 'both', not {replay_crashes!r}")
     from azgo.engine.sgf import parse_result, record_from_game, write_sgf
@@ -260,7 +268,7 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
     voidable = {"": set(), "a": {a.name}, "b": {b.name}, "both": {a.name, b.name}}[replay_crashes]
     try:
         for i in range(games):
-            a_black = i % 2 == 0
+            a_black = i % 2 == 0 if a_colour == "alternate" else a_colour == "black"
             if should_stop is not None and summary.games and should_stop(summary):
                 log(f"stopped after {summary.games} games: decided")
                 break

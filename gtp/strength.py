@@ -17,11 +17,13 @@ Lines (names for ``--lines``):
   it (at ``-t S`` it stopped after ~S/10). The table shows each engine's measured seconds per move.
 * ``gnugo13``: 13x13 against GNU Go level 10.
 * ``gnugo19``: 19x19 against GNU Go level 10.
+* ``gnugo19h2``: 19x19, azgo White in every game giving GNU Go level 10 two handicap stones, komi 0.5
+  (``azgo match --handicap 2 --a-colour white``; ``--games19h`` games).
 
 GNU Go runs with ``--capture-all-dead`` and Pachi with ``pass_all_alive``, so that neither passes with
 dead stones on the board: the match scores the final board by area, as it stands.
 
-Usage: azgo strength OUT [--games 100] [--pachi-games N] [--games13 40] [--games19 40]
+Usage: azgo strength OUT [--games 100] [--pachi-games N] [--games13 40] [--games19 40] [--games19h 20]
        [--seconds 1] [--net FILE] [--lines gnugo9,pachi9,gnugo13,gnugo19] [--parallel 2] [--azgo-args "--score-utility 0.3"] [--quick]
 """
 
@@ -73,13 +75,18 @@ def lines(args) -> dict[str, dict]:
         table["gnugo13"] = dict(opponent="GNU Go 3.8 level 10", size=13, games=args.games13, b=gnugo_level10(), a=azgo)
     if "gnugo19" in args.lines:
         table["gnugo19"] = dict(opponent="GNU Go 3.8 level 10", size=19, games=args.games19, b=gnugo_level10(), a=azgo)
+    if "gnugo19h2" in args.lines:
+        table["gnugo19h2"] = dict(opponent="GNU Go 3.8 level 10 taking 2 stones (azgo White, komi 0.5)", size=19,
+                                  games=args.games19h, b=gnugo_level10(), a=azgo, komi=0.5,
+                                  extra=["--handicap", "2", "--a-colour", "white"])
     return table
 
 
 def match_command(line: dict, folder: str, komi: float) -> list[str]:
     cmd = ["azgo", "match", "-a", line["a"], "-b", line["b"], "-n", str(line["games"]), "--size", str(line["size"]),
-           "--komi", f"{komi:g}", "--sgf-dir", folder, "--name-a", "azgo", "--resume", "--replay-crashes", "b"]
-    return cmd + (["--time", line["time"]] if line.get("time") else [])
+           "--komi", f"{line.get('komi', komi):g}", "--sgf-dir", folder, "--name-a", "azgo", "--resume",
+           "--replay-crashes", "b"]
+    return cmd + (["--time", line["time"]] if line.get("time") else []) + line.get("extra", [])
 
 
 def run_line(name: str, line: dict, out: str, komi: float) -> dict:
@@ -111,10 +118,11 @@ def main(argv=None) -> int:
     ap.add_argument("--pachi-games", type=int, help="games of the Pachi line (default: --games)")
     ap.add_argument("--games13", type=int, default=40, help="games of the 13x13 line")
     ap.add_argument("--games19", type=int, default=40, help="games of the 19x19 line")
+    ap.add_argument("--games19h", type=int, default=20, help="games of the 19x19 handicap line (gnugo19h2)")
     ap.add_argument("--seconds", type=float, default=1.0, help="azgo's seconds per move (and Pachi's)")
     ap.add_argument("--net", help="network (default: the packaged one)")
     ap.add_argument("--lines", default="gnugo9,pachi9,gnugo13,gnugo19",
-                    help="of gnugo9, pachi9, gnugo13, pachi13, gnugo19, pachi19")
+                    help="of gnugo9, pachi9, gnugo13, pachi13, gnugo19, pachi19, gnugo19h2")
     ap.add_argument("--komi", type=float, default=7.0, help="komi of every line (7: the campaign's lines)")
     ap.add_argument("--azgo-args", default="", help="more azgo gtp options, e.g. \"--score-utility 0.3\"")
     ap.add_argument("--parallel", type=int, default=2)
@@ -124,7 +132,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.quick:
         args.games, args.pachi_games, args.games13, args.games19, args.seconds = 2, 2, 1, 1, 0.2
+        args.games19h = 1
     args.lines = args.lines.split(",")
+    unknown = set(args.lines) - {"gnugo9", "pachi9", "gnugo13", "pachi13", "gnugo19", "pachi19", "gnugo19h2"}
+    if unknown:
+        ap.error(f"unknown lines: {', '.join(sorted(unknown))}")
     if args.threads is None:
         args.threads = "1" if args.parallel > 1 else "auto"
     os.makedirs(args.out, exist_ok=True)

@@ -161,3 +161,18 @@ def test_handicap_match_records_stones_and_each_engines_seconds(tmp_path):
     assert [x for x in again.stdout.splitlines() if x.startswith("seconds per move:")] == line
     bad = subprocess.run(cmd[:-2] + ["--handicap", "1"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "2 to 9" in bad.stderr
+
+
+def test_a_colour_white_gives_handicap_every_game(tmp_path):
+    """--a-colour white: A is White in every game (a handicap line, A giving the stones), and the summary's
+    colour split says so; the same SGFs count on --resume."""
+    cmd = [sys.executable, "-m", "azgo.gtp.cli", "match", "-a", f"{sys.executable} -m azgo.gtp.cli gtp --visits 8",
+           "-b", f"{GNUGO} --mode gtp --level 0", "-n", "3", "--size", "9", "--komi", "0.5", "--handicap", "2",
+           "--a-colour", "white", "--name-a", "azgo", "--name-b", "gnugo", "--sgf-dir", str(tmp_path),
+           "--max-moves", "30"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    for i in range(3):
+        rec = load_sgf(str(tmp_path / f"game{i:04d}.sgf"))
+        assert rec.white == "azgo" and rec.black == "gnugo" and rec.handicap == 2
+    assert "as Black 0-0" in out.stdout, out.stdout

@@ -46,3 +46,18 @@ def test_a_missing_pachi_says_how_to_get_it(monkeypatch, tmp_path):
         pachi_binary(build=False)
     monkeypatch.setenv("AZGO_PACHI", "/opt/pachi")
     assert pachi_binary() == "/opt/pachi"
+
+
+@needs_gnugo
+def test_handicap_line_gives_two_stones_as_white(tmp_path):
+    """gnugo19h2: azgo White in every game, GNU Go level 10 with two stones, komi 0.5 whatever --komi says."""
+    import argparse
+    from azgo.gtp.strength import lines, match_command
+    args = argparse.Namespace(seconds=1.0, threads="1", net=None, azgo_args="", lines=["gnugo19h2"], games19h=20,
+                              games=100, pachi_games=None, games13=40, games19=40)
+    table = lines(args)
+    assert list(table) == ["gnugo19h2"]
+    cmd = match_command(table["gnugo19h2"], str(tmp_path), komi=7.0)
+    joined = " ".join(cmd)
+    assert "--size 19" in joined and "--komi 0.5" in joined and "-n 20" in joined
+    assert cmd[-4:] == ["--handicap", "2", "--a-colour", "white"]
