@@ -1,6 +1,5 @@
 """engine.atomic: a file is replaced whole or not at all, and a failed writer leaves nothing behind."""
 
-import os
 import subprocess
 import sys
 
