@@ -457,3 +457,21 @@ def test_random_games_agree_with_gnugo(gnugo, azgo):
     SUMMARY.append(f"random played-out games: {RANDOM_GAMES} compared ({with_dead} with dead stones, "
                    f"{stones_dead} dead stones in all), {time.monotonic() - start:.1f} s")
     assert with_dead >= RANDOM_GAMES // 10, with_dead
+
+
+@pytest.mark.parametrize("shape, killable", [
+    (["A1"], True), (["A1", "B1"], True), (["A1", "B1", "C1"], True), (["A1", "B1", "B2"], True),
+    (["A1", "B1", "A2", "B2"], True),              # square four
+    (["A2", "B2", "C2", "B1"], True),              # pyramid four
+    (["A1", "B1", "C1", "D1"], False),             # straight four
+    (["A1", "B1", "C1", "C2"], False),             # bent four (an L)
+    (["A1", "B1", "A2", "B2", "C1"], True),        # bulky five
+    (["B1", "A2", "B2", "C2", "B3"], True),        # cross five
+    (["A1", "B1", "C1", "D1", "E1"], False),       # straight five
+    (["A1", "B1", "C1", "A2", "B2", "C2"], False),  # rectangular six
+])
+def test_killable_eye_spaces(shape, killable):
+    from azgo.engine.board import Board
+    from azgo.engine.scoring import _Position, _killable_space
+    pos = _Position(Board(9))
+    assert _killable_space(pos, {gtp_to_move(v, 9) for v in shape}) is killable
