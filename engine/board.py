@@ -4,7 +4,8 @@ Representation (chosen for speed in pure Python, see benchmarks/board_speed.py):
 
 * The board is a flat padded ``bytearray`` of ``(N + 2) * (N + 1) + 1`` cells: point (row, col) lives at
   ``loc = (col + 1) + (row + 1) * (N + 1)``; off-board cells hold ``WALL``. One padding column is shared
-  by the left and right edges. ``np.frombuffer`` views it without a copy.
+  by the left and right edges. ``np.frombuffer`` views it without a copy. The tables of that layout
+  (neighbours, point <-> cell, Zobrist keys) are `azgo.engine.geometry`'s, shared by every board of a size.
 * Chains are circular linked lists of stones (``nxt``) with a representative stone (``head``); the
   head's entries of ``libs`` (exact liberty count), ``csize`` (stones) and ``chash`` (XOR of the
   chain's Zobrist keys) describe the chain, so liberty and capture questions are O(1) per point.
