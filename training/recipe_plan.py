@@ -25,6 +25,12 @@ class PlanMixin:
                              f"{pub['generation']} done, best is generation {pub['best']['generation']} "
                              f"(checkpoint {pub['best']['checkpoint_sha256'][:12]}, networks "
                              + ", ".join(f"{n}x{n} {p}" for n, p in pub["best"]["nets"].items()) + ")")
+                todo = pub.get("in_progress")
+                if todo and todo["generation"] == g:
+                    lines.append(f"       generation {g} in progress at stage {todo['stage']}: "
+                                 + (", ".join(f"{s['games']} {s['size']}x{s['size']} self-play games in {s['data']}"
+                                              for s in todo.get("selfplay", [])) or "no self-play yet")
+                                 + " (taken up, not played again)")
             else:
                 g = 1
                 st = r.start
