@@ -338,12 +338,12 @@ def test_int8_keep_fp32_leaves_the_named_nodes_unquantized(tmp_path):
                 and n.input[1] in made_by and made_by[n.input[1]].op_type == "DequantizeLinear"}
 
     whole = quantize_int8(fp32, planes, tmp_path / "whole.int8.onnx")
-    assert "/stem/conv/Conv" in dequantized_weight_inputs(whole)
-    kept = quantize_int8(fp32, planes, tmp_path / "kept.int8.onnx", keep_fp32=["/stem/conv/Conv"])
+    assert "/blocks.0/a/conv/Conv" in dequantized_weight_inputs(whole)
+    kept = quantize_int8(fp32, planes, tmp_path / "kept.int8.onnx", keep_fp32=["/blocks.0/a/conv/Conv"])
     quantized = dequantized_weight_inputs(kept)
-    assert "/stem/conv/Conv" not in quantized and "/blocks.0/a/conv/Conv" in quantized
+    assert "/blocks.0/a/conv/Conv" not in quantized and "/blocks.0/b/conv/Conv" in quantized
     meta = {p.key: p.value for p in onnx.load(str(kept)).metadata_props}
-    assert json.loads(meta["azgo_calibration"])["fp32_nodes"] == ["/stem/conv/Conv"]
+    assert json.loads(meta["azgo_calibration"])["fp32_nodes"] == ["/blocks.0/a/conv/Conv"]
     assert compare_int8(fp32, kept, make_planes(16, 9, seed=7))["value_mae"] < 0.2
     with pytest.raises(NetError, match="no node named /nope"):
         quantize_int8(fp32, planes, tmp_path / "bad.int8.onnx", keep_fp32=["/nope"])
@@ -352,3 +352,34 @@ def test_int8_keep_fp32_leaves_the_named_nodes_unquantized(tmp_path):
         main([str(fp32), "--calibration", str(tmp_path / "p.npy"), "--keep-fp32", "/nope"])
     assert info.value.code == 2
     assert not (tmp_path / "net.int8.onnx").exists()
+
+
+def test_int8_keeps_the_stem_value_head_and_pooling_matrices_fp32_by_default(tmp_path):
+    """The stem, the value/score/ownership head and every ``gpool_fc`` read fp32 weights unless
+    ``default_fp32=False``; the policy head and the trunk's convolutions are int8 either way."""
+    onnx = pytest.importorskip("onnx")
+    from azgo.nets.quantize import default_fp32_nodes, quantize_int8
+
+    fp32 = tmp_path / "net.onnx"
+    fp32.write_bytes(DEFAULT.read_bytes())
+    planes = make_planes(16, 9, seed=5)
+    heads = default_fp32_nodes(onnx.load(str(fp32)).graph)
+    assert {"/value_conv/conv/Conv", "/value_fc/Gemm", "/score_out/Gemm", "/ownership_out/Conv"} <= set(heads)
+    assert "/stem/conv/Conv" in heads
+    assert not any(h.startswith(("/policy_conv", "/policy_out", "/blocks.0/")) for h in heads)
+    assert any("gpool_fc" in h for h in heads)
+
+    def weights_dequantized(path):
+        m = onnx.load(str(path))
+        made_by = {o: n for n in m.graph.node for o in n.output}
+        return {n.name for n in m.graph.node if n.op_type in ("Conv", "Gemm", "MatMul") and len(n.input) > 1
+                and n.input[1] in made_by and made_by[n.input[1]].op_type == "DequantizeLinear"}
+
+    default = weights_dequantized(quantize_int8(fp32, planes, tmp_path / "a.int8.onnx"))
+    whole = weights_dequantized(quantize_int8(fp32, planes, tmp_path / "b.int8.onnx", default_fp32=False))
+    assert "/value_fc/Gemm" in whole and "/value_fc/Gemm" not in default
+    assert "/value_conv/conv/Conv" in whole and "/value_conv/conv/Conv" not in default
+    assert "/stem/conv/Conv" in whole and "/stem/conv/Conv" not in default
+    assert "/policy_conv/Conv" in default and "/blocks.0/a/conv/Conv" in default
+    meta = {p.key: p.value for p in onnx.load(str(tmp_path / "a.int8.onnx")).metadata_props}
+    assert json.loads(meta["azgo_calibration"])["default_fp32"] is True

@@ -275,10 +275,13 @@ def export(checkpoint, out, parity, bn_data, bn_size, bn_batches):
 @click.option("--positions", type=click.IntRange(min=16), default=500, show_default=True)
 @click.option("--keep-fp32", "keep_fp32", multiple=True, metavar="NODE",
               help="A graph node left unquantized (repeatable), e.g. /stem/conv/Conv.")
+@click.option("--int8-everywhere", is_flag=True,
+              help="Quantize the stem, the value/score/ownership head and the global-pooling matrices too (by "
+                   "default they stay fp32: the analysis figures depend on them most, at a small cost in speed).")
 @click.option("--out", type=click.Path(dir_okay=False), help="Output file  [default: <name>.int8.onnx beside NET]")
 @click.option("--note", default="", help="Free text stored with the calibration record.")
 @click.option("--seed", default=0, show_default=True, type=int)
-def quantize(net, games, calibration, size, positions, keep_fp32, out, note, seed):
+def quantize(net, games, calibration, size, positions, keep_fp32, int8_everywhere, out, note, seed):
     """Make the static int8 (QDQ) copy of a network, calibrated on real positions, and report its accuracy
     against the fp32 network (top move, value and score lead) on the last 256 of them."""
     import numpy as np
@@ -299,7 +302,8 @@ def quantize(net, games, calibration, size, positions, keep_fp32, out, note, see
         arrays = [planes]
         note = note or f"{len(planes)} positions of {size}x{size} games in {' '.join(games)}"
     try:
-        path = quantize_int8(net, arrays, out, calibration_note=note, keep_fp32=keep_fp32)
+        path = quantize_int8(net, arrays, out, calibration_note=note, keep_fp32=keep_fp32,
+                             default_fp32=not int8_everywhere)
     except NetError as e:
         raise click.ClickException(str(e)) from None
     r = compare_int8(net, path, arrays[0][-min(len(arrays[0]), 256):])
