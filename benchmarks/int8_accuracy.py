@@ -12,7 +12,9 @@ Usage: python benchmarks/int8_accuracy.py --net NET.onnx SGF_DIR [SGF_DIR...] [-
 copy that ships beside it, on ``--positions`` real positions of that size from the games in ``docs/strength``
 (default 500), and prints ``RESULT int8_winrate_mae_<N>x<N>``, ``int8_winrate_median_<N>x<N>``,
 ``int8_lead_mae_<N>x<N>``, ``int8_lead_median_<N>x<N>`` and ``int8_top1_agreement_<N>x<N>`` (the analysis
-issue's bar: medians <= 0.01 winrate and <= 0.3 points of score lead).
+issue's bar: medians <= 0.01 winrate and <= 0.3 points of score lead), and for scale the fp32 network's own
+spread under the 7 other board symmetries (``fp32_symmetry_winrate_median_<N>x<N>``,
+``fp32_symmetry_lead_median_<N>x<N>``): play and analysis draw a random symmetry per evaluation.
 
 Usage: python benchmarks/int8_accuracy.py --shipped [--positions 500] [--quick]
 """
@@ -103,6 +105,20 @@ def positions_of_size(sources: list[str], size: int, limit: int, seed: int) -> t
     return np.stack([f[0] for f in found]), np.stack([f[1] for f in found])
 
 
+def symmetry_spread(net, planes: np.ndarray, legal: np.ndarray) -> tuple[float, float]:
+    """The fp32 network's own noise, for scale: median |change| of (winrate, score lead) when the position is
+    seen under each of the 7 other board symmetries instead of as it stands."""
+    from azgo.engine.symmetry import apply_planes
+    ev = OnnxEvaluator(net, EvalConfig(precision="fp32"))
+    base = ev.evaluate(planes, legal)
+    dw, dl = [], []
+    for k in range(1, 8):
+        e = ev.evaluate(apply_planes(planes, k), np.ones_like(legal))  # values do not read the legal mask
+        dw.append(np.abs(e.value - base.value) / 2)
+        dl.append(np.abs(e.score - base.score))
+    return float(np.median(np.concatenate(dw))), float(np.median(np.concatenate(dl)))
+
+
 def shipped(args) -> int:
     from azgo.nets.quantize import int8_path_for
     from azgo.nets.registry import default_net_path
@@ -118,12 +134,17 @@ def shipped(args) -> int:
               f"{acc['winrate_median_abs']:.4f} mean {acc['winrate_mae']:.4f}; score lead median "
               f"{acc['lead_median_abs']:.3f} mean {acc['lead_mae']:.3f} max {acc['lead_max_abs']:.2f} points; "
               f"top move agreement {acc['top1_agreement']:.3f}")
+        sym_w, sym_l = symmetry_spread(net, x, legal)
+        print(f"  for scale, fp32 against itself under another board symmetry: winrate median {sym_w:.4f}, "
+              f"score lead median {sym_l:.3f} points")
         key = f"{size}x{size}"
         results.update({f"int8_winrate_mae_{key}": f"{acc['winrate_mae']:.4f}",
                         f"int8_winrate_median_{key}": f"{acc['winrate_median_abs']:.4f}",
                         f"int8_lead_mae_{key}": f"{acc['lead_mae']:.3f}",
                         f"int8_lead_median_{key}": f"{acc['lead_median_abs']:.3f}",
-                        f"int8_top1_agreement_{key}": f"{acc['top1_agreement']:.4f}"})
+                        f"int8_top1_agreement_{key}": f"{acc['top1_agreement']:.4f}",
+                        f"fp32_symmetry_winrate_median_{key}": f"{sym_w:.4f}",
+                        f"fp32_symmetry_lead_median_{key}": f"{sym_l:.3f}"})
     for k, v in results.items():
         print(f"RESULT {k} {v}")
     return 0
