@@ -193,7 +193,8 @@ class Export:
 @dataclass(frozen=True)
 class Quantize:
     """int8 copies (``enabled``): calibrated on ``calibration_positions`` positions of the generation's
-    games; while the value MAE against fp32 exceeds ``max_value_mae``, the next node of ``keep_fp32``
+    games, with quantize's default layers in fp32 (stem, value/score/ownership head, global-pooling
+    matrices); while the value MAE against fp32 exceeds ``max_value_mae``, the next node of ``keep_fp32``
     is left in fp32 as well (in order); the copy that first meets the bar is kept, and recorded."""
 
     enabled: bool = True

@@ -231,8 +231,9 @@ class DataMixin:
         self.state["generations"].setdefault(str(g), {})["quantize"] = result
 
     def _quantize_one(self, net: str, n: int, folders: list[str], g: int) -> dict:
-        """The int8 copy of ``net``: every layer first, then one more ``keep_fp32`` node at a time until the
-        value MAE meets the bar (the last try is kept if none does)."""
+        """The int8 copy of ``net``: quantize's default first (its `default_fp32_nodes` in fp32, the rest int8),
+        then one more ``keep_fp32`` node at a time until the value MAE meets the bar (the last try is kept if
+        none does)."""
         from azgo.nets.quantize import compare_int8, quantize_int8
 
         from .calibration import games_of_size, random_positions, sample_positions
@@ -249,7 +250,7 @@ class DataMixin:
             keep = list(q.keep_fp32[:k])
             out = quantize_int8(net, planes, calibration_note=note, keep_fp32=keep)
             report = compare_int8(net, out, planes[-256:])
-            self.log(f"[gen {g}] int8 {n}x{n}: fp32 layers {keep or 'none'}: value MAE {report['value_mae']:.4f}, "
+            self.log(f"[gen {g}] int8 {n}x{n}: fp32 layers beyond the default {keep or 'none'}: value MAE {report['value_mae']:.4f}, "
                      f"top-1 agreement {report['top1_agreement']:.3f}")
             if report["value_mae"] <= q.max_value_mae:
                 break

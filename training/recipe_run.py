@@ -11,8 +11,8 @@ nothing half-written is ever read: every file is written to a temporary name and
    with their share and recency, plus the recipe's sources with theirs) into ``RUN/genNNNN/train/``;
    resumed from its own checkpoint;
 3. ``export``    one network per ``export.bn_sizes`` size, batch-norm statistics of that size;
-4. ``quantize``  int8 copies; layers of ``quantize.keep_fp32`` stay fp32, one more at a time, until the
-   value MAE against fp32 meets ``quantize.max_value_mae`` (the outcome is recorded);
+4. ``quantize``  int8 copies (quantize's default fp32 layers); layers of ``quantize.keep_fp32`` stay fp32 too,
+   one more at a time, until the value MAE against fp32 meets ``quantize.max_value_mae`` (the outcome is recorded);
 5. ``gate``      the candidate against the gate's opponent under the recipe's rule (a threshold, or an
    SPRT stopped when decided), games resumed from the SGF written;
 6. ``anchors``   each anchor line (GNU Go, Pachi, any GTP engine), both engines' seconds per move kept;
