@@ -211,6 +211,19 @@ class MatchSummary:
             self.b_wins += 1
             self.scores.append(0.0)
 
+    def merge(self, other: "MatchSummary") -> None:
+        """Add the games of ``other`` (another part of the same line, A the same engine) to these."""
+        self.games += other.games
+        self.a_wins += other.a_wins
+        self.b_wins += other.b_wins
+        self.draws += other.draws
+        self.scores += other.scores
+        for e in ("a", "b"):
+            self.add_time(e, *other.seconds[e])
+        for c in ("black", "white"):
+            self.by_colour[c][0] += other.by_colour[c][0]
+            self.by_colour[c][1] += other.by_colour[c][1]
+
     @property
     def rate(self) -> float:
         return (self.a_wins + 0.5 * self.draws) / self.games if self.games else 0.0

@@ -29,6 +29,24 @@ def test_statistics():
     assert MatchSummary(10, 6, 4, 0, "a", "b").lines()[2].startswith("Elo difference: +70 (95% interval -137 .. ")
 
 
+def test_summary_merge_keeps_the_colour_split():
+    # a line played in parallel parts is summed part by part: the split by colour and the clock too
+    parts = []
+    for results in ([(True, True), (False, False)], [(True, False), (None, True)]):
+        s = MatchSummary(0, 0, 0, 0, "gen1", "gen0")
+        for black_won, a_black in results:
+            s.add(black_won, a_black)
+        s.add_time("a", 2.0, 4)
+        parts.append(s)
+    total = MatchSummary(0, 0, 0, 0, "gen1", "gen0")
+    for s in parts:
+        total.merge(s)
+    assert (total.games, total.a_wins, total.b_wins, total.draws) == (4, 2, 1, 1)
+    assert total.by_colour == {"black": [1.5, 2.0], "white": [1.0, 2.0]}
+    assert total.per_move("a") == 0.5 and total.scores == [1.0, 1.0, 0.0, 0.5]
+    assert "gen1 as Black 1.5-0.5, as White 1-1" in total.lines()
+
+
 @pytest.mark.slow
 @needs_gnugo
 def test_whole_9x9_game_against_gnugo(tmp_path):

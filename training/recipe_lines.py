@@ -78,13 +78,7 @@ class LinesMixin:
             for s in live:
                 if s is None:
                     continue
-                out.games += s.games
-                out.a_wins += s.a_wins
-                out.b_wins += s.b_wins
-                out.draws += s.draws
-                out.scores += s.scores
-                for e in ("a", "b"):
-                    out.add_time(e, *s.seconds[e])
+                out.merge(s)
             return out
 
         def part(k: int):
@@ -171,4 +165,5 @@ class LinesMixin:
                 "games": s.games, "wins": s.a_wins, "losses": s.b_wins, "draws": s.draws, "score": round(score, 4),
                 "interval": [round(lo, 4), round(hi, 4)], "elo": round(max(-999.0, min(999.0, elo(score))), 1) + 0.0,
                 "seconds_per_move": {"azgo": s.per_move("a"), "opponent": s.per_move("b")},
+                "by_colour": {c: list(v) for c, v in getattr(s, "by_colour", {}).items()},  # [score, games] as each
                 "command": meta.get("command", ""), "games_folder": meta.get("games_folder", "")}
