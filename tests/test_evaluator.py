@@ -1,5 +1,6 @@
 """OnnxEvaluator: probabilities, symmetries, cache, int8, and the errors for unusable networks."""
 
+import collections
 import json
 from pathlib import Path
 
@@ -383,3 +384,15 @@ def test_int8_keeps_the_stem_value_head_and_pooling_matrices_fp32_by_default(tmp
     assert "/policy_conv/Conv" in default and "/blocks.0/a/conv/Conv" in default
     meta = {p.key: p.value for p in onnx.load(str(tmp_path / "a.int8.onnx")).metadata_props}
     assert json.loads(meta["azgo_calibration"])["default_fp32"] is True
+
+    def rounded_outputs(path):  # op type -> how many outputs of nodes of that type are rounded to int8
+        m = onnx.load(str(path))
+        made_by = {o: n for n in m.graph.node for o in n.output}
+        return collections.Counter(made_by[n.input[0]].op_type for n in m.graph.node
+                                   if n.op_type == "QuantizeLinear" and n.input[0] in made_by)
+    # by default only the matrix products are int8: the element-wise nodes between them (board-mask
+    # products, residual additions) compute in fp32 and are not rounded again after each of them
+    a, b = rounded_outputs(tmp_path / "a.int8.onnx"), rounded_outputs(tmp_path / "b.int8.onnx")
+    assert a["Add"] == 0 and b["Add"] > 0
+    assert a["Mul"] < b["Mul"] and sum(a.values()) < sum(b.values()) / 2
+    assert json.loads(meta["azgo_calibration"])["int8_ops"] == ["Conv", "Gemm", "MatMul"]
