@@ -31,7 +31,8 @@ class StrengthLine:
     against ``opponent`` on ``size`` x ``size`` at ``komi`` (``handicap`` stones for the opponent, azgo White).
     ``wins``/``losses``/``draws`` are azgo's; ``interval`` the 95% Wilson interval of its score (draws half);
     ``elo`` the Elo difference of that score; ``command`` how the line was run; ``games_folder`` its SGF files;
-    ``seconds_per_move`` each engine's measured seconds a move where recorded."""
+    ``seconds_per_move`` each engine's measured seconds a move where recorded; ``by_colour`` azgo's
+    ``[score, games]`` as ``black`` and as ``white`` where recorded."""
 
     opponent: str
     size: int
@@ -50,6 +51,7 @@ class StrengthLine:
     elo: float | None = None
     line: str = ""
     seconds_per_move: dict = field(default_factory=dict)
+    by_colour: dict = field(default_factory=dict)
     note: str = ""
 
 

@@ -73,7 +73,7 @@ def test_loop_init_from_checkpoint_and_extra_games(tmp_path, monkeypatch):
     with pytest.raises(ExportError):
         check_parity(build_model("b2c16", seed=12).eval(), lp.net_path(0), sizes=(7,))
     calls = []
-    monkeypatch.setattr(loop_mod.subprocess, "run", lambda cmd, check: calls.append(cmd))
+    monkeypatch.setattr(loop_mod, "run_child", calls.append)
     lp.train(1)
     cmd = calls[0]
     assert cmd[cmd.index("train") + 1:cmd.index("--out")] == [lp.games_dir, str(extra)]

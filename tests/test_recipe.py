@@ -127,6 +127,10 @@ def test_smoke_recipe_two_generations_killed_twice_and_resumed(tmp_path):
     from azgo.nets.card import validate_card
     assert validate_card(card) == []  # the schema of the shipped cards, no machine path
     assert card["recipe"]["generation"] == 2 and card["strength"][0]["line"] == "gate"
+    # the gate's games go with the lineage (a clone has no run folder): the card points at them there
+    gate_games = card["strength"][0]["games_folder"]
+    assert gate_games == "<run>/lineage/games/gen0002-gate"
+    assert len(list((run / "lineage" / "games" / "gen0002-gate").rglob("*.sgf"))) == 2
     assert card["int8"]["value_mae"] <= 0.5
     text = json.dumps(card)
     home = os.path.expanduser("~")

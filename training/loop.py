@@ -62,13 +62,13 @@ import json
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field
 
 from azgo.engine.atomic import atomic_copy, atomic_target, atomic_write
 
+from .children import run_child
 from .selfplay import SelfPlayConfig
 from .workers import BEST_NET, archive_games, run_selfplay
 
@@ -254,12 +254,12 @@ class Loop:
         else:
             cmd += ["--init", self.ckpt_path(self.state["best"])]
         self.log(f"[gen {g}] train: {' '.join(shlex.quote(c) for c in cmd[3:])}")
-        subprocess.run(cmd, check=True)
+        run_child(cmd)
 
     def export(self, g: int) -> None:
         cmd = [sys.executable, "-m", "azgo.gtp.cli", "export", self.ckpt_path(g), "--out", self.net_path(g)]
         self.log(f"[gen {g}] export -> {self.net_path(g)}")
-        subprocess.run(cmd, check=True)
+        run_child(cmd)
         self.quantize(g)
 
     def quantize(self, g: int) -> None:

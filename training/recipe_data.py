@@ -8,13 +8,13 @@ import glob
 import hashlib
 import os
 import shlex
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 from azgo.engine.atomic import atomic_write
 
+from .children import run_child
 from .recipe_util import relative_paths
 
 
@@ -179,7 +179,7 @@ class DataMixin:
             cmd += ["--init", self.state["best"]["checkpoint"]]
         self.log(f"[gen {g}] train: {len(sources)} sources, {t.steps} steps from generation "
                  f"{self.state['best']['generation']}")
-        subprocess.run(cmd, check=True)
+        run_child(cmd)  # stops with the loop (a SIGTERM to the loop saves the training's checkpoint)
         info = self.state["generations"].setdefault(str(g), {})
         info["train"] = {"command": relative_paths(shlex.join(["azgo", *cmd[3:]]), self.r.root, self.dir),
                          "validation": self._last_validation(out)}

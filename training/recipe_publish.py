@@ -91,8 +91,21 @@ class PublishMixin:
                           "hours_this_generation": round(sum(gens[str(g)].get("seconds", {}).values()) / 3600, 3),
                           "selfplay": [{"size": s["size"], "games": s["games"]} for s in info.get("selfplay", [])],
                           "train": info.get("train", {})}
-        base["strength"] = [rec for rec in [info.get("gate")] + list(info.get("anchors", {}).values()) if rec]
+        base["strength"] = [self._kept_games(g, rec) for rec in [info.get("gate")] + list(info.get("anchors", {}).values())
+                            if rec]
         return relative_paths(base, self.r.root, self.dir)
+
+    def _kept_games(self, g: int, rec: dict) -> dict:
+        """A strength record whose SGF files (in the run folder, which a clone lacks) are copied into the
+        lineage folder, ``games/genNNNN-<line>/``, with ``games_folder`` pointing there."""
+        folder = rec.get("games_folder", "")
+        if not folder or not self.r.lineage.dir or not folder.startswith("<run>/"):
+            return rec
+        src = Path(self.path(folder))
+        dst = Path(self.path(self.r.lineage.dir)) / "games" / f"gen{g:04d}-{rec.get('line', 'line')}"
+        for f in sorted(src.rglob("*.sgf")):
+            atomic_copy(str(f), str(dst / f.relative_to(src)))
+        return {**rec, "games_folder": self.rel(str(dst))}
 
     def _parent(self, g: int) -> int | None:
         rows = [r for r in self.state["ladder"] if r.get("promoted") in ("1", 1, True) and int(r["generation"]) < g]
