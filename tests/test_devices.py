@@ -175,7 +175,7 @@ def test_loop_passes_device_to_train_and_keeps_gating_on_cpu(tmp_path, monkeypat
     lp = loop_mod.Loop(str(tmp_path / "loop"), cfg, log=lambda m: None)
     lp.init()
     calls = []
-    monkeypatch.setattr(loop_mod.subprocess, "run", lambda cmd, check: calls.append(cmd))
+    monkeypatch.setattr(loop_mod, "run_child", calls.append)
     lp.train(1)
     assert calls[0][calls[0].index("--device") + 1] == "cuda:1"
     engines = []
