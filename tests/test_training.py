@@ -188,6 +188,43 @@ def test_policy_surprise_weighting(tmp_path):
         D.decode_file(write_game(tmp_path / "bad.sgf", g, props))
 
 
+def test_komi_augmentation_keeps_the_final_board_and_moves_komi(tmp_path):
+    """set_komi_augment: positions of played-out games are also samples at another komi; the side to move's
+    final margin minus its komi advantage (the board's area margin) is unchanged, the value is its sign,
+    the komi plane follows, ownership and policy stay; positions without a final score are never changed."""
+    g, props = random_game(5, 30, finish=True, props="azp")
+    played_out = D.decode_file(write_game(tmp_path / "done.sgf", g, props))
+    g2 = Game(N, 7.5)
+    for v in ["D4", "C3", "E5"]:
+        g2.play(gtp_to_move(v, N))
+    unfinished = D.decode_file(write_game(tmp_path / "open.sgf", g2, [{}] * 3))
+    assert played_out.final_w.sum() > 0 and unfinished.final_w.sum() == 0
+    ps = D.PositionSet([played_out, unfinished])
+    assert ps.set_komi_augment(1.0) == int(played_out.final_w.sum())
+    rng = np.random.default_rng(3)
+    n = len(ps)
+    index = np.arange(n)
+    base = ps.batch(N, index, 0)
+    moved = ps.batch(N, index, 0)
+    ps._augment_komi(rng, moved)
+    final = base["final_w"] > 0
+    adv0 = base["planes"][:, P.KOMI_PLANE, 0, 0] * P.KOMI_SCALE
+    adv1 = moved["planes"][:, P.KOMI_PLANE, 0, 0] * P.KOMI_SCALE
+    np.testing.assert_allclose((moved["score"] - adv1)[final], (base["score"] - adv0)[final], atol=1e-4)
+    assert (adv1[final] != adv0[final]).any()
+    np.testing.assert_array_equal(moved["value"][final], np.sign(moved["score"][final]))
+    black = base["planes"][:, P.BLACK_TO_MOVE, 0, 0] > 0.5
+    komi = np.where(black, -adv1, adv1)  # the komi drawn, White's in points: a multiple of 0.5 in -10..20
+    assert ((komi >= -10) & (komi <= 20)).all() and np.allclose(komi * 2, np.round(komi * 2))
+    for key in ("ownership", "policy"):
+        np.testing.assert_array_equal(moved[key], base[key])
+    for key in ("score", "value"):
+        np.testing.assert_array_equal(moved[key][~final], base[key][~final])
+    np.testing.assert_array_equal(moved["planes"][~final], base["planes"][~final])
+    with pytest.raises(D.DatasetError):
+        ps.set_komi_augment(1.5)
+
+
 def test_size_mix_and_final_margin_filter(tmp_path):
     """set_size_mix draws batch sizes by the given weights (a size left out never); drop_final_targets
     removes ownership/score targets only of games won by more than the given share of the board."""

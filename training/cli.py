@@ -170,6 +170,10 @@ def parse_size_mix(value):
 @click.option("--size-mix", callback=lambda c, p, v: parse_size_mix(v), metavar="N=W,...",
               help="Draw each batch's board size with these weights, e.g. 19=0.6,13=0.3,9=0.1 (sizes left "
                    "out are not trained on)  [default: in proportion to the positions of each size]")
+@click.option("--komi-augment", default=0.0, show_default=True, type=click.FloatRange(0, 1),
+              help="Train this share of the positions of played-out games at another komi (-10 to 20): the final "
+                   "board's margin does not depend on komi, so the komi plane, score and value targets follow it "
+                   "(0: off).")
 @click.option("--max-final-margin", default=0.0, show_default=True, type=click.FloatRange(0, 2),
               help="Drop the ownership/score targets of games that ended with an area margin above this share "
                    "of the board (e.g. 0.75: played out until the loser's groups were all dead); 0 keeps all.")

@@ -49,6 +49,40 @@ class PositionSet:
         self._size_p = np.zeros(0)  # per size: probability of a batch (set_size_mix)
         self.set_size_mix(None)
         self.set_surprise_weight(0.0)
+        self.komi_augment = 0.0
+        self.komi_range = (-10.0, 20.0)
+
+    def set_komi_augment(self, fraction: float, komi_range: tuple[float, float] = (-10.0, 20.0)) -> int:
+        """Counterfactual komi for ``fraction`` of the sampled positions of games played out (``final_w``):
+        the final board's area margin does not depend on komi, so the position is also a sample at another
+        komi (a multiple of 0.5 drawn uniformly from ``komi_range``): its komi plane, score target and value
+        target (the sign of that score; 0 for a draw) follow, ownership and policy stay. The score head
+        then learns komi from every played-out game, not only from the few at unusual komi. Returns the
+        positions that can be changed so."""
+        if not 0 <= fraction <= 1:
+            raise DatasetError(f"komi augmentation must be in [0, 1], got {fraction}")
+        lo, hi = float(komi_range[0]), float(komi_range[1])
+        if hi < lo:
+            raise DatasetError(f"komi range must be [low, high], got {komi_range}")
+        self.komi_augment, self.komi_range = float(fraction), (lo, hi)
+        return int(sum(int((a["final_w"] > 0).sum()) for a in self.arrays.values()))
+
+    def _augment_komi(self, rng: np.random.Generator, batch: dict[str, np.ndarray]) -> None:
+        """`set_komi_augment`'s change, in place, on a sampled batch."""
+        b = len(batch["value"])
+        pick = (batch["final_w"] > 0) & (rng.random(b) < self.komi_augment)
+        if not pick.any():
+            return
+        planes = batch["planes"]
+        black = planes[pick, P.BLACK_TO_MOVE, 0, 0] > 0.5
+        adv = planes[pick, P.KOMI_PLANE, 0, 0] * P.KOMI_SCALE  # the side to move's komi advantage now
+        lo, hi = (round(2 * x) for x in self.komi_range)
+        komi = rng.integers(lo, hi + 1, size=int(pick.sum())) / 2.0
+        new_adv = np.where(black, -komi, komi)
+        score = batch["score"][pick] - adv + new_adv  # the side to move's final margin at the new komi
+        batch["score"][pick] = score
+        batch["value"][pick] = np.sign(score)
+        planes[pick, P.KOMI_PLANE] = (new_adv / P.KOMI_SCALE)[:, None, None]
 
     def set_size_mix(self, mix: dict[int, float] | None) -> dict[int, float]:
         """Choose each batch's board size with these relative weights (``{19: 0.6, 13: 0.3, 9: 0.1}``)
@@ -168,7 +202,10 @@ class PositionSet:
             index = np.searchsorted(cum, rng.random(batch_size) * cum[-1], side="right")
             index = np.minimum(index, int(self.counts[j]) - 1)
         ks = rng.integers(0, sym.NUM_SYMMETRIES, size=batch_size) if augment else 0
-        return self.batch(n, index, ks)
+        batch = self.batch(n, index, ks)
+        if augment and self.komi_augment > 0:
+            self._augment_komi(rng, batch)
+        return batch
 
     def fixed_batches(self, limit: int, batch_size: int, seed: int = 12345) -> list[dict[str, np.ndarray]]:
         """Up to ``limit`` positions spread evenly over the set (identity symmetry), in batches; the

@@ -175,6 +175,7 @@ class Training:
                                                         "score": 0.2})
     surprise_weight: float = 0.0
     max_final_margin: float = 0.0
+    komi_augment: float = 0.0
     size_mix: dict = field(default_factory=dict)
     val_fraction: float = 0.05
     threads: int = 0

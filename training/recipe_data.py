@@ -163,6 +163,8 @@ class DataMixin:
                "--surprise-weight", f"{t.surprise_weight:g}", "--max-final-margin", f"{t.max_final_margin:g}",
                "--no-tensorboard", "--progress" if self.progress else "--no-progress",
                "--validate-every", str(max(1, t.steps // 2)), "--checkpoint-every", str(max(1, t.steps // 4))]
+        if t.komi_augment:
+            cmd += ["--komi-augment", f"{t.komi_augment:g}"]
         if t.lr_steps:
             cmd += ["--lr-steps", ",".join(str(s) for s in t.lr_steps)]
         if t.threads:

@@ -98,6 +98,7 @@ class TrainConfig:
     surprise_weight: float = 0.0  # KataGo's policy surprise weighting (AZK): this share of the sampling weight
     size_mix: dict[int, float] = field(default_factory=dict)  # batch board-size weights ({}: by positions)
     max_final_margin: float = 0.0  # drop ownership/score targets of games won by > this share of the board
+    komi_augment: float = 0.0  # this share of played-out positions trained at another komi (PositionSet.set_komi_augment)
     source_weights: list = field(default_factory=list)  # [source, sample weight, policy weight] per source
     source_shares: list = field(default_factory=list)  # [source, share of its size's draws(, group)] per source
 
@@ -119,6 +120,8 @@ class TrainConfig:
             raise TrainError("size_mix needs board sizes 7-19 with weights >= 0")
         if self.max_final_margin < 0:
             raise TrainError("max_final_margin must be >= 0")
+        if not 0 <= self.komi_augment <= 1:
+            raise TrainError("komi_augment must be in [0, 1]")
         for item in self.source_weights:
             if len(item) != 3 or float(item[1]) < 0 or not 0 <= float(item[2]) <= 1:
                 raise TrainError(f"source_weights needs [source, sample >= 0, policy in 0..1] items, got {item!r}")
@@ -250,6 +253,10 @@ def _load_data(start: _Start, explicit: set[str] | None, log: Callable[[str], No
         except D.DatasetError as e:
             raise TrainError(str(e)) from None
         log("board-size mix: " + ", ".join(f"{n}x{n} {p:.2f}" for n, p in mix.items()))
+    if config.komi_augment > 0:
+        have = train_set.set_komi_augment(config.komi_augment)
+        log(f"komi augmentation {config.komi_augment:g}: {have} played-out training positions may be drawn at "
+            f"another komi ({train_set.komi_range[0]:g} to {train_set.komi_range[1]:g})")
     have = train_set.set_surprise_weight(config.surprise_weight)
     if config.surprise_weight > 0:
         log(f"policy surprise weighting {config.surprise_weight:g}: {have} of {len(train_set)} training positions "
