@@ -67,6 +67,24 @@ def test_loop_options_are_the_recipes_and_plan_says_where_it_starts(tmp_path):
     assert not (tmp_path / "r").exists()
 
 
+def test_plan_starts_a_published_generation_where_the_run_will(tmp_path):
+    """A generation published in progress resumes at its stage, or at train where no trained checkpoint
+    was published: --plan says the same."""
+    from azgo.training.recipe import load_recipe
+    from azgo.training.recipe_run import RecipeRun
+    run = RecipeRun(load_recipe(SMOKE), str(tmp_path / "r"))
+    pub = {"generation": 1, "best": {"generation": 1, "checkpoint_sha256": "0" * 64, "nets": {}},
+           "in_progress": {"generation": 2, "stage": "gate", "selfplay": [],
+                           "candidate_checkpoint_sha256": "1" * 64}}
+    run.published = lambda: pub
+    run.lineage_file = lambda: str(tmp_path / "lineage.json")
+    assert "next: generation 2, from stage gate" in run.plan()
+    del pub["in_progress"]["candidate_checkpoint_sha256"]
+    assert "next: generation 2, from stage train" in run.plan()
+    pub["in_progress"]["stage"] = "selfplay"
+    assert "next: generation 2, from stage selfplay" in run.plan()
+
+
 def test_recipe_helpers():
     assert sprt_llr([], 0, 35) == 0
     lo, hi = sprt_bounds(0.05, 0.05)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from .recipe_util import STAGES
+
 
 class PlanMixin:
     """`plan` of `azgo.training.recipe_run.RecipeRun`."""
@@ -18,6 +20,7 @@ class PlanMixin:
             lines.append(f"state: the run folder, generation {g} at stage {stage}; best is generation "
                          f"{best['generation']} ({os.path.relpath(best['checkpoint'])})")
         else:
+            stage = "selfplay"
             pub = self.published()
             if pub is not None:
                 g = pub["generation"] + 1
@@ -31,13 +34,15 @@ class PlanMixin:
                                  + (", ".join(f"{s['games']} {s['size']}x{s['size']} self-play games in {s['data']}"
                                               for s in todo.get("selfplay", [])) or "no self-play yet")
                                  + " (taken up, not played again)")
+                    stage = todo["stage"]
+                    if STAGES.index(stage) > STAGES.index("train") and "candidate_checkpoint_sha256" not in todo:
+                        stage = "train"  # as the run resumes it: no trained checkpoint was published
             else:
                 g = 1
                 st = r.start
                 lines.append("state: nothing run or published yet; generation 0 is "
                              + (f"the checkpoint {st.checkpoint}" if st.checkpoint else f"a random {st.net} network")
                              + (", networks " + ", ".join(f"{n}x{n} {p}" for n, p in st.nets.items()) if st.nets else ""))
-            stage = "selfplay"
         sp = r.selfplay
         lines.append(f"next: generation {g}, from stage {stage}")
         per = r.games_per_size()
