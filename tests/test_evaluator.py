@@ -355,6 +355,28 @@ def test_int8_keep_fp32_leaves_the_named_nodes_unquantized(tmp_path):
     assert not (tmp_path / "net.int8.onnx").exists()
 
 
+def test_analysis_int8_copy_has_8bit_weights_and_percentile_ranges(tmp_path):
+    """--analysis: full-range weights (so the evaluator plays it in fp32 where int8 saturates) and
+    percentile activation ranges, recorded in the calibration text; percentile takes one board size."""
+    onnx = pytest.importorskip("onnx")
+    from azgo.nets.evaluator import int8_full_range
+    from azgo.nets.quantize import ANALYSIS_PERCENTILE, compare_int8, quantize_int8
+
+    fp32 = tmp_path / "net.onnx"
+    fp32.write_bytes(DEFAULT.read_bytes())
+    planes = make_planes(37, 9, seed=5)  # not a multiple of the calibration batch: equal chunks all the same
+    out = quantize_int8(fp32, planes, tmp_path / "a.int8.onnx", full_range=True, percentile=ANALYSIS_PERCENTILE)
+    meta = {p.key: p.value for p in onnx.load(str(out)).metadata_props}
+    record = json.loads(meta["azgo_calibration"])
+    assert "Percentile 99.999" in record["method"] and "reduce_range" not in record["method"]
+    assert int8_full_range(meta)
+    plain = quantize_int8(fp32, planes, tmp_path / "b.int8.onnx")
+    assert not int8_full_range({p.key: p.value for p in onnx.load(str(plain)).metadata_props})
+    assert compare_int8(fp32, out, make_planes(16, 9, seed=7))["top1_agreement"] > 0.5
+    with pytest.raises(NetError, match="one board size"):
+        quantize_int8(fp32, [planes, make_planes(8, 7, seed=1)], tmp_path / "c.int8.onnx", percentile=99.9)
+
+
 def test_int8_keeps_the_stem_value_head_and_pooling_matrices_fp32_by_default(tmp_path):
     """The stem, the value/score/ownership head and every ``gpool_fc`` read fp32 weights unless
     ``default_fp32=False``; the policy head and the trunk's convolutions are int8 either way."""
