@@ -39,6 +39,7 @@ def _variant(tmp_path, old: str, new: str, name="bad.toml") -> Path:
     ("version = 1", "version = 2", "version: this azgo reads recipe version 1"),
     ("games = 6", 'games = "six"', "selfplay.games: expected an integer"),
     ("stones = [2, 4]", "stones = [1, 4]", "selfplay.handicap.stones"),
+    ("stones = [2, 4]", 'stones = [2, 4]\nresign = "no"', "selfplay.handicap.resign: expected true or false"),
     ("bn_sizes = [7]", "bn_sizes = [9]", "gate.size: no network is exported for 7x7"),
     ("fair = { 7 = 9.0 }", "fair = { 9 = 7.0 }", "selfplay.komi.fair: no fair komi for board size 7"),
 ])
@@ -65,6 +66,19 @@ def test_loop_options_are_the_recipes_and_plan_says_where_it_starts(tmp_path):
     assert "next: generation 1, from stage selfplay" in plan.stdout
     assert "0.34 handicap games of 2-4 stones at komi 0.5" in plan.stdout
     assert not (tmp_path / "r").exists()
+
+
+def test_handicap_games_played_out_reach_the_selfplay_config(tmp_path):
+    from azgo.training.recipe_run import RecipeRun
+    assert RecipeRun(load_recipe(SMOKE), str(tmp_path / "a")).selfplay_config(7).handicap_resign
+    recipe = load_recipe(_variant(tmp_path, "stones = [2, 4]", "stones = [2, 4]\nresign = false"))
+    assert recipe.selfplay.handicap.resign is False
+    assert not RecipeRun(recipe, str(tmp_path / "b")).selfplay_config(7).handicap_resign
+    plan = subprocess.run(AZGO + ["loop", "--recipe", str(_variant(tmp_path, "stones = [2, 4]",
+                                                                   "stones = [2, 4]\nresign = false")),
+                                  "--run-dir", str(tmp_path / "c"), "--plan"], capture_output=True, text=True,
+                          timeout=120)
+    assert plan.returncode == 0 and "2-4 stones at komi 0.5, played out" in plan.stdout, plan.stderr
 
 
 def test_plan_starts_a_published_generation_where_the_run_will(tmp_path):

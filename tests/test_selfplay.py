@@ -329,3 +329,18 @@ def test_komi_and_handicap_settings_are_checked():
     import random
     assert cfg.draw_handicap(random.Random(1)) == 4  # 7x7 takes at most 4 fixed stones
     assert small_cfg().draw_komi(random.Random(1)) == 7.0  # no spread: the fair komi
+
+
+def test_handicap_games_can_be_played_out(tmp_path):
+    # 4 stones on 7x7 and 20 points of reverse komi: White is hopeless and resigns at once, unless the handicap
+    # games are played out
+    base = dict(handicap_fraction=1.0, handicap_stones=(4, 4), handicap_komi=-20.0, resign_threshold=0.3,
+                no_resign_fraction=0.0, max_moves=40)
+    SelfPlayRunner(ScriptedEvaluator(scale=8.0), small_cfg(**base), seed=3, out_dir=str(tmp_path / "r")).play(3)
+    recs = [load_sgf(p) for p in archive_games(str(tmp_path / "r"))]
+    assert len(recs) == 3 and all(r.handicap == 4 for r in recs)
+    assert all(r.result == "B+R" for r in recs)
+    cfg = small_cfg(handicap_resign=False, **base)
+    SelfPlayRunner(ScriptedEvaluator(scale=8.0), cfg, seed=3, out_dir=str(tmp_path / "n")).play(3)
+    recs = [load_sgf(p) for p in archive_games(str(tmp_path / "n"))]
+    assert len(recs) == 3 and all(r.root_props["AZR"] == "off" and not r.result.endswith("R") for r in recs)

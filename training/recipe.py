@@ -108,11 +108,13 @@ class Komi:
 
 @dataclass(frozen=True)
 class Handicap:
-    """``fraction`` of the games start from ``stones`` (fewest, most) fixed handicap stones, komi ``komi``."""
+    """``fraction`` of the games start from ``stones`` (fewest, most) fixed handicap stones, komi ``komi``;
+    ``resign = false`` plays every such game out, so that each one gives score and ownership targets."""
 
     fraction: float = 0.0
     stones: tuple = (2, 9)
     komi: float = 0.5
+    resign: bool = True
 
 
 @dataclass(frozen=True)

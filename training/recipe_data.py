@@ -40,7 +40,7 @@ class DataMixin:
             opening_min_moves=sp.openings.min_moves, komi_stdev=sp.komi.stdev,
             komi_wide_fraction=sp.komi.wide_fraction, komi_range=tuple(float(x) for x in sp.komi.range),
             handicap_fraction=sp.handicap.fraction, handicap_stones=tuple(sp.handicap.stones),
-            handicap_komi=sp.handicap.komi, gumbel_m=sp.gumbel_m)
+            handicap_komi=sp.handicap.komi, handicap_resign=sp.handicap.resign, gumbel_m=sp.gumbel_m)
 
     def opening_files(self, size: int) -> list[str]:
         """The SGF games whose openings fork self-play of this size (``openings.lost_by``: those lost by

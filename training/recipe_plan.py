@@ -53,7 +53,8 @@ class PlanMixin:
         lines.append("            komi " + ", ".join(f"{n}x{n} {sp.komi.fair[n]:g}" for n in sorted(per))
                      + f" +- {sp.komi.stdev:g} (normal), {sp.komi.wide_fraction:g} of games uniform in "
                      + f"[{sp.komi.range[0]:g}, {sp.komi.range[1]:g}]; {sp.handicap.fraction:g} handicap games of "
-                     + f"{sp.handicap.stones[0]}-{sp.handicap.stones[1]} stones at komi {sp.handicap.komi:g}")
+                     + f"{sp.handicap.stones[0]}-{sp.handicap.stones[1]} stones at komi {sp.handicap.komi:g}"
+                     + ("" if sp.handicap.resign else ", played out"))
         if sp.openings.fraction:
             lines.append(f"            forked starts: {sp.openings.fraction:g} of even games from the first "
                          f"{sp.openings.min_moves}-{sp.openings.max_moves} moves of the games in "

@@ -25,7 +25,9 @@ Per move (KataGo's efficiency tricks, shared/research/engines.md R5):
   drawn around ``komi`` (the fair komi of the board: a normal spread of ``komi_stdev`` points, or in
   ``komi_wide_fraction`` of the games uniformly over ``komi_range``), rounded to a multiple of 0.5;
   ``handicap_fraction`` of the games start instead from 2..9 fixed handicap stones (as many as the
-  board takes) with ``handicap_komi`` and White to move. Forked starts apply to even games only.
+  board takes) with ``handicap_komi`` and White to move. Forked starts apply to even games only. Unless
+  ``handicap_resign``, handicap games are played out: the score head learns what stones are worth only from
+  games that reach a final position.
 * Gumbel root search (optional, ``gumbel_m`` > 0; Danihelka et al. 2022, `azgo.engine.gumbel`): the root
   samples ``gumbel_m`` moves by Gumbel-top-k and spends the visits by sequential halving instead of PUCT
   with Dirichlet noise; the move played is the one left, and a full search records the improved policy
@@ -93,6 +95,7 @@ class SelfPlayConfig:
     handicap_fraction: float = 0.0  # share of the games started from fixed handicap stones
     handicap_stones: tuple[int, int] = (2, 9)  # fewest and most stones (capped by what the board takes)
     handicap_komi: float = 0.5
+    handicap_resign: bool = True  # False: handicap games are played out (score and ownership targets from each)
     gumbel_m: int = 0  # > 0: Gumbel root search with sequential halving over this many sampled moves
 
     def __post_init__(self) -> None:
@@ -285,6 +288,8 @@ class SelfPlayRunner:
         cfg = self.cfg
         resign_on = rng.random() >= cfg.no_resign_fraction
         stones = cfg.draw_handicap(rng)
+        if stones and not cfg.handicap_resign:
+            resign_on = False
         game = Game(cfg.size, cfg.handicap_komi if stones else cfg.draw_komi(rng))
         if stones:
             game.place_fixed_handicap(stones)
