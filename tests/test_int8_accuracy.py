@@ -129,6 +129,15 @@ def test_azgo_quantize_from_games(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     assert "top-1 agreement" in out.stdout and "score lead MAE" in out.stdout
     assert (tmp_path / "q.int8.onnx").exists()
+    pct = subprocess.run([sys.executable, "-m", "azgo.gtp.cli", "quantize", str(NETS / "large9.onnx"), "--games",
+                          str(folder), "--size", "9", "--positions", "64", "--percentile", "99.999",
+                          "--out", str(tmp_path / "p.int8.onnx")], capture_output=True, text=True, timeout=300)
+    assert pct.returncode == 0, pct.stderr[-2000:]
+    import json
+    import onnx
+    meta = {p.key: p.value for p in onnx.load(str(tmp_path / "p.int8.onnx")).metadata_props}
+    method = json.loads(meta["azgo_calibration"])["method"]
+    assert "Percentile 99.999" in method and "reduce_range" in method  # 7-bit weights: int8 on every CPU
     bad = subprocess.run([sys.executable, "-m", "azgo.gtp.cli", "quantize", str(NETS / "large9.onnx")],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "--games" in bad.stderr

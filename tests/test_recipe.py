@@ -40,6 +40,7 @@ def _variant(tmp_path, old: str, new: str, name="bad.toml") -> Path:
     ("games = 6", 'games = "six"', "selfplay.games: expected an integer"),
     ("stones = [2, 4]", "stones = [1, 4]", "selfplay.handicap.stones"),
     ("stones = [2, 4]", 'stones = [2, 4]\nresign = "no"', "selfplay.handicap.resign: expected true or false"),
+    ("percentile = 99.999", "percentile = 20.0", "quantize.percentile: 0 for MinMax ranges, or a percentile"),
     ("bn_sizes = [7]", "bn_sizes = [9]", "gate.size: no network is exported for 7x7"),
     ("fair = { 7 = 9.0 }", "fair = { 9 = 7.0 }", "selfplay.komi.fair: no fair komi for board size 7"),
 ])
@@ -163,7 +164,8 @@ def test_smoke_recipe_two_generations_killed_twice_and_resumed(tmp_path):
     gate_games = card["strength"][0]["games_folder"]
     assert gate_games == "<run>/lineage/games/gen0002-gate"
     assert len(list((run / "lineage" / "games" / "gen0002-gate").rglob("*.sgf"))) == 2
-    assert card["int8"]["value_mae"] <= 0.5
+    assert card["int8"]["value_mae"] <= 0.5 and card["int8"]["percentile"] == 99.999
+    assert "lead_median_abs" in card["int8"]
     text = json.dumps(card)
     home = os.path.expanduser("~")
     assert str(tmp_path) not in text and str(ROOT) not in text and (home == "/" or home not in text)  # no machine path

@@ -285,10 +285,14 @@ def export(checkpoint, out, parity, bn_data, bn_size, bn_batches):
 @click.option("--analysis", is_flag=True,
               help="8-bit weights and percentile (99.999) activation ranges: score leads within about 0.25 points "
                    "of fp32's (7-bit MinMax: 0.2-0.5); the file is played in fp32 on a CPU without VNNI.")
+@click.option("--percentile", type=click.FloatRange(50, 100, min_open=True), default=None, metavar="P",
+              help="Activation ranges at this percentile of the calibration values (e.g. 99.999) instead of their "
+                   "extremes; the weights stay 7-bit (runs in int8 on every CPU) unless --analysis.")
 @click.option("--out", type=click.Path(dir_okay=False), help="Output file  [default: <name>.int8.onnx beside NET]")
 @click.option("--note", default="", help="Free text stored with the calibration record.")
 @click.option("--seed", default=0, show_default=True, type=int)
-def quantize(net, games, calibration, size, positions, keep_fp32, int8_everywhere, analysis, out, note, seed):
+def quantize(net, games, calibration, size, positions, keep_fp32, int8_everywhere, analysis, percentile, out, note,
+             seed):
     """Make the static int8 (QDQ) copy of a network, calibrated on real positions, and report its accuracy
     against the fp32 network (top move, value and score lead) on the last 256 of them."""
     import numpy as np
@@ -311,7 +315,7 @@ def quantize(net, games, calibration, size, positions, keep_fp32, int8_everywher
     try:
         path = quantize_int8(net, arrays, out, calibration_note=note, keep_fp32=keep_fp32,
                              default_fp32=not int8_everywhere, full_range=analysis,
-                             percentile=ANALYSIS_PERCENTILE if analysis else None)
+                             percentile=percentile or (ANALYSIS_PERCENTILE if analysis else None))
     except NetError as e:
         raise click.ClickException(str(e)) from None
     r = compare_int8(net, path, arrays[0][-min(len(arrays[0]), 256):])

@@ -137,6 +137,8 @@ def _check_export(r: Recipe, fail, num) -> None:
     q = r.quantize
     num("quantize.calibration_positions", q.calibration_positions, 16)
     num("quantize.max_value_mae", q.max_value_mae, 0, lo_open=True)
+    if q.percentile != 0 and not 50 < q.percentile <= 100:
+        fail("quantize.percentile", f"0 for MinMax ranges, or a percentile in (50, 100], got {q.percentile}")
     if any(not isinstance(x, str) or not x for x in q.keep_fp32):
         fail("quantize.keep_fp32", "graph node names (strings)")
 

@@ -250,11 +250,17 @@ class DataMixin:
         report = {}
         for k in range(len(q.keep_fp32) + 1):
             keep = list(q.keep_fp32[:k])
-            out = quantize_int8(net, planes, calibration_note=note, keep_fp32=keep)
+            out = quantize_int8(net, planes, calibration_note=note, keep_fp32=keep, percentile=q.percentile or None)
             report = compare_int8(net, out, planes[-256:])
+            lead = f", score lead median {report['lead_median_abs']:.3f}" if "lead_median_abs" in report else ""
             self.log(f"[gen {g}] int8 {n}x{n}: fp32 layers beyond the default {keep or 'none'}: value MAE {report['value_mae']:.4f}, "
-                     f"top-1 agreement {report['top1_agreement']:.3f}")
+                     f"top-1 agreement {report['top1_agreement']:.3f}{lead}")
             if report["value_mae"] <= q.max_value_mae:
                 break
-        return {"keep_fp32": keep, "value_mae": round(report["value_mae"], 5),
-                "top1_agreement": round(report["top1_agreement"], 4), "calibration": note}
+        result = {"keep_fp32": keep, "value_mae": round(report["value_mae"], 5),
+                  "top1_agreement": round(report["top1_agreement"], 4), "calibration": note}
+        if "lead_median_abs" in report:
+            result["lead_median_abs"] = round(report["lead_median_abs"], 4)
+        if q.percentile:
+            result["percentile"] = q.percentile
+        return result

@@ -75,7 +75,9 @@ class PlanMixin:
         lines.append("  export: " + ", ".join(f"{n}x{n} (batch norm of {n}x{n} positions)" for n in r.export.bn_sizes))
         q = r.quantize
         lines.append(f"  quantize: int8, value MAE <= {q.max_value_mae:g} on {q.calibration_positions} positions, "
-                     f"fp32 fallbacks {list(q.keep_fp32) or 'none'}" if q.enabled else "  quantize: off")
+                     f"fp32 fallbacks {list(q.keep_fp32) or 'none'}"
+                     + (f", activation ranges at percentile {q.percentile:g}" if q.percentile else "")
+                     if q.enabled else "  quantize: off")
         for m in [r.gate, *r.anchors]:
             how = f"{m.visits} visits" if m.visits else f"{m.seconds:g} s a move" + (" (both engines' clock)" if m.same_clock and m.opponent != "best" else "")
             rule = ""
