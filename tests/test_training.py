@@ -725,6 +725,11 @@ def test_source_shares_set_each_sources_share_of_the_draws(tmp_path):
     with pytest.raises(D.DatasetError, match="sum to 1.2"):
         D.load_dataset(srcs, val_fraction=0.0, use_cache=False, workers=1,
                        source_shares=[(srcs[1], 0.6), (srcs[2], 0.6)])
+    # shares rounded on a command line (campaign19's generation 3: 0.15 + 0.25 + 0.134247 + 0.191781 + 0.273973
+    # = 1.000001) are a sum of 1, scaled to it
+    _, _, rounded = D.load_dataset(srcs, val_fraction=0.0, use_cache=False, workers=1,
+                                   source_shares=[(srcs[0], 0.400001), (srcs[1], 0.3), (srcs[2], 0.3)])
+    assert sum(rounded.shares[str(N)].values()) == pytest.approx(1.0, abs=1e-4)
     bad = CliRunner().invoke(main, ["train", str(tmp_path), "--out", str(tmp_path / "x"), "--source-share", "b=2"])
     assert bad.exit_code == 2 and "SRC=SHARE" in bad.output
 

@@ -36,6 +36,8 @@ from .game_arrays import (  # noqa: F401 (re-exported: the dataset's names befor
 )
 from .positions import PositionSet
 
+SHARE_SLACK = 1e-4  # source shares come rounded (e.g. 6 digits on azgo loop's command line): a sum of 1.000001 is 1
+
 
 def find_sgf_files(sources: Iterable[str]) -> list[str]:
     """SGF files named by ``sources``: folders (recursive ``*.sgf``), glob patterns, or files.
@@ -218,12 +220,12 @@ def share_weights(games: Sequence[GameArrays], owner: Sequence[int], shares: Seq
             u = unit[o] if o >= 0 else -1
             count.setdefault(g.size, {}).setdefault(u, 0)
             count[g.size][u] += len(g)
-    per: dict[tuple[int, int], float] = {}
+    per: dict[tuple[int, int], float] = {}  # shares a hair over 1 (rounded on a command line) are scaled to 1
     report: dict[str, dict[str, float]] = {}
     for n, c in count.items():
         listed = {u: shares[u] for u in c if u >= 0}
         total = sum(listed.values())
-        if total > 1 + 1e-9:
+        if total > 1 + SHARE_SLACK:
             raise DatasetError(f"source shares of the {n}x{n} games sum to {total:.3f} > 1: "
                                + ", ".join(f"{key[u]} {sh:g}" for u, sh in listed.items()))
         rest = max(0.0, 1.0 - total) if -1 in c else 0.0

@@ -172,7 +172,7 @@ class DataMixin:
         if t.size_mix:
             cmd += ["--size-mix", ",".join(f"{n}={v:g}" for n, v in sorted(t.size_mix.items()))]
         for path, share, *group in shares:
-            cmd += ["--source-share", f"{path}={share:.6g}" + (f"@{group[0]}" if group else "")]
+            cmd += ["--source-share", f"{path}={share:.10g}" + (f"@{group[0]}" if group else "")]
         for path, sw, pw in weights:
             cmd += ["--source-weight", f"{path}={sw:g}:{pw:g}"]
         if os.path.exists(os.path.join(out, "checkpoint.pt")):
