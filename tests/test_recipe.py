@@ -40,7 +40,9 @@ def _variant(tmp_path, old: str, new: str, name="bad.toml") -> Path:
     ("games = 6", 'games = "six"', "selfplay.games: expected an integer"),
     ("stones = [2, 4]", "stones = [1, 4]", "selfplay.handicap.stones"),
     ("stones = [2, 4]", 'stones = [2, 4]\nresign = "no"', "selfplay.handicap.resign: expected true or false"),
-    ("percentile = 99.999", "percentile = 20.0", "quantize.percentile: 0 for MinMax ranges, or a percentile"),
+    ("percentiles = [0, 99.999]", "percentile = 20.0", "quantize.percentile: 0 for MinMax ranges, or a percentile"),
+    ("percentiles = [0, 99.999]", "percentiles = [0, 20.0]", "quantize.percentiles: numbers: 0 for MinMax"),
+    ("percentiles = [0, 99.999]", "percentiles = [0, 99.999]\npercentile = 99.9", "quantize.percentiles: set either"),
     ("bn_sizes = [7]", "bn_sizes = [9]", "gate.size: no network is exported for 7x7"),
     ("fair = { 7 = 9.0 }", "fair = { 9 = 7.0 }", "selfplay.komi.fair: no fair komi for board size 7"),
 ])
@@ -66,7 +68,20 @@ def test_loop_options_are_the_recipes_and_plan_says_where_it_starts(tmp_path):
     assert "generation 0 is a random b2c16 network" in plan.stdout
     assert "next: generation 1, from stage selfplay" in plan.stdout
     assert "0.34 handicap games of 2-4 stones at komi 0.5" in plan.stdout
+    assert "keeps the closest of MinMax / percentile 99.999" in plan.stdout
     assert not (tmp_path / "r").exists()
+
+
+def test_the_int8_copy_kept_is_the_closest_within_the_value_bar():
+    from azgo.training.recipe_data import _closest
+
+    def t(p, mae, lead=None):
+        return (p, f"try{p}", [], {"value_mae": mae, **({"lead_median_abs": lead} if lead is not None else {})})
+    assert _closest([t(0, 0.02, 0.38), t(99.999, 0.02, 0.29)], 0.05) == 1
+    assert _closest([t(0, 0.02, 0.38), t(99.999, 0.09, 0.29)], 0.05) == 0  # outside the value bar
+    assert _closest([t(0, 0.09, 0.38), t(99.999, 0.08, 0.41)], 0.05) == 0  # none within: the closer lead
+    assert _closest([t(0, 0.03), t(99.99, 0.02)], 0.05) == 1  # no score head: the value MAE decides
+    assert _closest([t(0, 0.02, 0.3), t(99.9, 0.02, 0.3)], 0.05) == 0  # a tie: the earlier listed
 
 
 def test_handicap_games_played_out_reach_the_selfplay_config(tmp_path):
@@ -164,8 +179,13 @@ def test_smoke_recipe_two_generations_killed_twice_and_resumed(tmp_path):
     gate_games = card["strength"][0]["games_folder"]
     assert gate_games == "<run>/lineage/games/gen0002-gate"
     assert len(list((run / "lineage" / "games" / "gen0002-gate").rglob("*.sgf"))) == 2
-    assert card["int8"]["value_mae"] <= 0.5 and card["int8"]["percentile"] == 99.999
-    assert "lead_median_abs" in card["int8"]
+    # both activation-range rules were tried on held-out positions; the copy closer to fp32 was kept
+    q = card["int8"]
+    assert [t["percentile"] for t in q["tried"]] == [0, 99.999] and q["measured_on"].endswith("held-out positions")
+    kept = min(q["tried"], key=lambda t: t["lead_median_abs"])
+    assert q["lead_median_abs"] == kept["lead_median_abs"] and q.get("percentile", 0) == kept["percentile"]
+    assert q["value_mae"] <= 0.5
+    assert not glob.glob(str(run / "**" / "*.try*.onnx"), recursive=True)
     text = json.dumps(card)
     home = os.path.expanduser("~")
     assert str(tmp_path) not in text and str(ROOT) not in text and (home == "/" or home not in text)  # no machine path

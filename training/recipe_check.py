@@ -139,6 +139,13 @@ def _check_export(r: Recipe, fail, num) -> None:
     num("quantize.max_value_mae", q.max_value_mae, 0, lo_open=True)
     if q.percentile != 0 and not 50 < q.percentile <= 100:
         fail("quantize.percentile", f"0 for MinMax ranges, or a percentile in (50, 100], got {q.percentile}")
+    for x in q.percentiles:
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or (x != 0 and not 50 < x <= 100):
+            fail("quantize.percentiles", f"numbers: 0 for MinMax ranges, or percentiles in (50, 100], got {list(q.percentiles)}")
+    if len(set(q.percentiles)) != len(q.percentiles):
+        fail("quantize.percentiles", f"each rule once, got {list(q.percentiles)}")
+    if q.percentiles and q.percentile:
+        fail("quantize.percentiles", "set either percentile (one rule) or percentiles (the closest copy is kept), not both")
     if any(not isinstance(x, str) or not x for x in q.keep_fp32):
         fail("quantize.keep_fp32", "graph node names (strings)")
 

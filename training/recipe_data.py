@@ -17,6 +17,16 @@ from azgo.engine.atomic import atomic_write
 from .children import run_child
 from .recipe_util import relative_paths
 
+HELD_OUT = 256  # positions drawn beside the calibration set, on which each int8 copy is compared with fp32
+
+
+def _closest(tries: list, max_value_mae: float) -> int:
+    """Index of the int8 copy to keep among ``tries`` ``[(percentile, path, keep_fp32, report), ...]``: of
+    those within the value-MAE bar (all of them if none is), the smallest median score-lead error (the
+    value MAE without a score head); the earlier listed on a tie."""
+    ok = [i for i, t in enumerate(tries) if t[3]["value_mae"] <= max_value_mae] or list(range(len(tries)))
+    return min(ok, key=lambda i: (tries[i][3].get("lead_median_abs", tries[i][3]["value_mae"]), i))
+
 
 class DataMixin:
     """Stages 1-4 of `azgo.training.recipe_run.RecipeRun`."""
@@ -235,32 +245,62 @@ class DataMixin:
     def _quantize_one(self, net: str, n: int, folders: list[str], g: int) -> dict:
         """The int8 copy of ``net``: quantize's default first (its `default_fp32_nodes` in fp32, the rest int8),
         then one more ``keep_fp32`` node at a time until the value MAE meets the bar (the last try is kept if
-        none does)."""
-        from azgo.nets.quantize import compare_int8, quantize_int8
+        none does). With ``quantize.percentiles`` every activation-range rule listed is tried that way, and the
+        copy closest to fp32 on held-out positions is kept (see `_closest`)."""
+        from azgo.nets.quantize import compare_int8, int8_path_for, quantize_int8
 
         from .calibration import games_of_size, random_positions, sample_positions
         from .workers import archive_games
         q = self.r.quantize
         files = [f for d in folders for f in archive_games(d)]
-        planes = sample_positions(games_of_size(files, n), q.calibration_positions, seed=g) if files else []
-        note = f"{len(planes)} positions of {n}x{n} games of generation {g}'s data"
-        if len(planes) == 0:
-            planes, note = random_positions(n, q.calibration_positions, seed=g), "random legal positions"
-        keep: list[str] = []
-        report = {}
-        for k in range(len(q.keep_fp32) + 1):
-            keep = list(q.keep_fp32[:k])
-            out = quantize_int8(net, planes, calibration_note=note, keep_fp32=keep, percentile=q.percentile or None)
-            report = compare_int8(net, out, planes[-256:])
-            lead = f", score lead median {report['lead_median_abs']:.3f}" if "lead_median_abs" in report else ""
-            self.log(f"[gen {g}] int8 {n}x{n}: fp32 layers beyond the default {keep or 'none'}: value MAE {report['value_mae']:.4f}, "
-                     f"top-1 agreement {report['top1_agreement']:.3f}{lead}")
-            if report["value_mae"] <= q.max_value_mae:
-                break
+        drawn = (sample_positions(games_of_size(files, n), q.calibration_positions + HELD_OUT, seed=g)
+                 if files else [])
+        held = min(HELD_OUT, max(len(drawn) - q.calibration_positions, len(drawn) // 4))
+        if held >= 16:  # too few games for both sets: a quarter of the positions is held out
+            planes, test = drawn[:-held], drawn[-held:]
+            note, where = f"{len(planes)} positions of {n}x{n} games of generation {g}'s data", "held-out"
+        elif len(drawn):
+            planes, test = drawn, drawn[-HELD_OUT:]
+            note, where = f"{len(planes)} positions of {n}x{n} games of generation {g}'s data", "calibration"
+        else:
+            planes = random_positions(n, q.calibration_positions + HELD_OUT, seed=g)
+            planes, test = planes[:-HELD_OUT], planes[-HELD_OUT:]
+            note, where = "random legal positions", "held-out random"
+        final = int8_path_for(net)
+        rules = q.percentiles or (q.percentile,)
+        tries = []
+        for p in rules:
+            label = f"percentile {p:g}" if p else "MinMax"
+            out_path = final if len(rules) == 1 else final.with_name(f"{final.stem}.try{len(tries)}.onnx")
+            for k in range(len(q.keep_fp32) + 1):
+                keep = list(q.keep_fp32[:k])
+                out = quantize_int8(net, planes, out_path, calibration_note=note, keep_fp32=keep,
+                                    percentile=p or None)
+                report = compare_int8(net, out, test)
+                lead = f", score lead median {report['lead_median_abs']:.3f}" if "lead_median_abs" in report else ""
+                self.log(f"[gen {g}] int8 {n}x{n} ({label}): fp32 layers beyond the default {keep or 'none'}: "
+                         f"value MAE {report['value_mae']:.4f}, top-1 agreement {report['top1_agreement']:.3f}{lead} "
+                         f"({len(test)} {where} positions)")
+                if report["value_mae"] <= q.max_value_mae:
+                    break
+            tries.append((p, out, keep, report))
+        best = _closest(tries, q.max_value_mae)
+        p, out, keep, report = tries[best]
+        if len(tries) > 1:
+            os.replace(out, final)
+            for t in tries:
+                if os.path.exists(t[1]):
+                    os.remove(t[1])
+            self.log(f"[gen {g}] int8 {n}x{n}: kept the {'MinMax' if not p else f'percentile {p:g}'} copy")
         result = {"keep_fp32": keep, "value_mae": round(report["value_mae"], 5),
-                  "top1_agreement": round(report["top1_agreement"], 4), "calibration": note}
+                  "top1_agreement": round(report["top1_agreement"], 4), "calibration": note,
+                  "measured_on": f"{len(test)} {where} positions"}
         if "lead_median_abs" in report:
             result["lead_median_abs"] = round(report["lead_median_abs"], 4)
-        if q.percentile:
-            result["percentile"] = q.percentile
+        if p:
+            result["percentile"] = p
+        if len(tries) > 1:
+            result["tried"] = [{"percentile": t[0], "value_mae": round(t[3]["value_mae"], 5),
+                                **({"lead_median_abs": round(t[3]["lead_median_abs"], 4)}
+                                   if "lead_median_abs" in t[3] else {})} for t in tries]
         return result

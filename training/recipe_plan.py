@@ -77,6 +77,8 @@ class PlanMixin:
         lines.append(f"  quantize: int8, value MAE <= {q.max_value_mae:g} on {q.calibration_positions} positions, "
                      f"fp32 fallbacks {list(q.keep_fp32) or 'none'}"
                      + (f", activation ranges at percentile {q.percentile:g}" if q.percentile else "")
+                     + (", keeps the closest of " + " / ".join(f"percentile {p:g}" if p else "MinMax" for p in q.percentiles)
+                        + " (median score-lead error on held-out positions)" if q.percentiles else "")
                      if q.enabled else "  quantize: off")
         for m in [r.gate, *r.anchors]:
             how = f"{m.visits} visits" if m.visits else f"{m.seconds:g} s a move" + (" (both engines' clock)" if m.same_clock and m.opponent != "best" else "")
