@@ -9,7 +9,8 @@ The evaluator makes int8 the default where top-move agreement >= 97% and mean va
 Usage: python benchmarks/int8_accuracy.py --net NET.onnx SGF_DIR [SGF_DIR...] [--quick]
 
 ``--shipped`` measures what users play instead: each packaged network (9x9, 13x13, 19x19) against the int8
-copy that ships beside it, on ``--positions`` real positions of that size from the games in ``docs/strength``
+copy that this CPU plays (``<net>.int8-vnni.onnx`` where it ships and the CPU has VNNI, else ``<net>.int8.onnx``;
+the 7-bit copy is measured too when it is not the one played, as ``int8_7bit_...``), on ``--positions`` real positions of that size from the games in ``docs/strength``
 (default 500), and prints ``RESULT int8_winrate_mae_<N>x<N>``, ``int8_winrate_median_<N>x<N>``,
 ``int8_lead_mae_<N>x<N>``, ``int8_lead_median_<N>x<N>`` and ``int8_top1_agreement_<N>x<N>`` (the analysis
 issue's bar: medians <= 0.01 winrate and <= 0.3 points of score lead), and for scale the fp32 network's own
@@ -127,23 +128,26 @@ def shipped(args) -> int:
     results = {}
     for size in (9, 13, 19):
         net = default_net_path(size)
-        q = int8_path_for(net)
+        played = OnnxEvaluator(net, EvalConfig(precision="int8")).path  # the copy this CPU plays (VNNI or 7-bit)
         x, legal = positions_of_size([str(root / "docs" / "strength")], size, n_pos, seed=size)
-        acc = compare_int8(net, q, x, legal)
-        print(f"{size}x{size} {net.name} vs {q.name} on {len(x)} positions: winrate |int8 - fp32| median "
-              f"{acc['winrate_median_abs']:.4f} mean {acc['winrate_mae']:.4f}; score lead median "
-              f"{acc['lead_median_abs']:.3f} mean {acc['lead_mae']:.3f} max {acc['lead_max_abs']:.2f} points; "
-              f"top move agreement {acc['top1_agreement']:.3f}")
+        key = f"{size}x{size}"
+        copies = [("int8", played)] + ([("int8_7bit", int8_path_for(net))] if played != int8_path_for(net) else [])
+        for label, q in copies:
+            acc = compare_int8(net, q, x, legal)
+            print(f"{key} {net.name} vs {q.name}{' (played on this CPU)' if q == played else ''} on {len(x)} "
+                  f"positions: winrate |int8 - fp32| median {acc['winrate_median_abs']:.4f} mean "
+                  f"{acc['winrate_mae']:.4f}; score lead median {acc['lead_median_abs']:.3f} mean "
+                  f"{acc['lead_mae']:.3f} max {acc['lead_max_abs']:.2f} points; top move agreement "
+                  f"{acc['top1_agreement']:.3f}")
+            results.update({f"{label}_winrate_mae_{key}": f"{acc['winrate_mae']:.4f}",
+                            f"{label}_winrate_median_{key}": f"{acc['winrate_median_abs']:.4f}",
+                            f"{label}_lead_mae_{key}": f"{acc['lead_mae']:.3f}",
+                            f"{label}_lead_median_{key}": f"{acc['lead_median_abs']:.3f}",
+                            f"{label}_top1_agreement_{key}": f"{acc['top1_agreement']:.4f}"})
         sym_w, sym_l = symmetry_spread(net, x, legal)
         print(f"  for scale, fp32 against itself under another board symmetry: winrate median {sym_w:.4f}, "
               f"score lead median {sym_l:.3f} points")
-        key = f"{size}x{size}"
-        results.update({f"int8_winrate_mae_{key}": f"{acc['winrate_mae']:.4f}",
-                        f"int8_winrate_median_{key}": f"{acc['winrate_median_abs']:.4f}",
-                        f"int8_lead_mae_{key}": f"{acc['lead_mae']:.3f}",
-                        f"int8_lead_median_{key}": f"{acc['lead_median_abs']:.3f}",
-                        f"int8_top1_agreement_{key}": f"{acc['top1_agreement']:.4f}",
-                        f"fp32_symmetry_winrate_median_{key}": f"{sym_w:.4f}",
+        results.update({f"fp32_symmetry_winrate_median_{key}": f"{sym_w:.4f}",
                         f"fp32_symmetry_lead_median_{key}": f"{sym_l:.3f}"})
     for k, v in results.items():
         print(f"RESULT {k} {v}")

@@ -39,7 +39,7 @@ import numpy as np
 from azgo.engine.atomic import atomic_target
 from azgo.engine.planes import NUM_PLANES, ON_BOARD_PLANE
 from azgo.nets.registry import NetError
-from azgo.nets.evaluator import int8_sibling
+from azgo.nets.evaluator import int8_sibling, int8_vnni_sibling
 
 
 # 7-bit weights: exact on CPUs with and without VNNI (see the module docstring)
@@ -58,6 +58,28 @@ METHOD = ("onnxruntime.quantization.quantize_static QDQ, per-channel, QUInt8 act
 def int8_path_for(fp32_path: str | os.PathLike) -> Path:
     """Conventional location of the int8 model of ``<name>.onnx``: ``<name>.int8.onnx`` beside it."""
     return int8_sibling(fp32_path)
+
+
+def int8_vnni_path_for(fp32_path: str | os.PathLike) -> Path:
+    """Location of the optional 8-bit-weight copy (``--analysis``): ``<name>.int8-vnni.onnx`` beside it,
+    played in place of ``<name>.int8.onnx`` on a CPU with VNNI (see :func:`azgo.nets.evaluator.int8_vnni_sibling`)."""
+    return int8_vnni_sibling(fp32_path)
+
+
+def copy_int8_copies(src: str | os.PathLike, dst: str | os.PathLike) -> list[Path]:
+    """Copy the int8 files beside the network ``src`` (``.int8.onnx``, ``.int8-vnni.onnx``) to the same names
+    beside ``dst``, each atomically, and remove those beside ``dst`` that ``src`` lacks (they were made from
+    another network). Returns the files written."""
+    from azgo.engine.atomic import atomic_copy
+    written = []
+    for name in (int8_path_for, int8_vnni_path_for):
+        a, b = name(src), name(dst)
+        if a.is_file():
+            atomic_copy(a, b)
+            written.append(b)
+        elif b.exists():
+            b.unlink()
+    return written
 
 
 class _PlanesReader:
@@ -322,7 +344,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("net", help="fp32 .onnx file")
     ap.add_argument("--calibration", required=True, nargs="+",
                     help=".npy files of float32 planes [n, 26, N, N] from real positions")
-    ap.add_argument("--out", help="output path (default: <name>.int8.onnx beside the input)")
+    ap.add_argument("--out", help="output path (default: <name>.int8.onnx beside the input; with --analysis "
+                                  "<name>.int8-vnni.onnx)")
     ap.add_argument("--note", default="", help="free text stored in azgo_calibration")
     ap.add_argument("--keep-fp32", action="append", default=[], metavar="NODE",
                     help="a graph node left unquantized (repeatable), e.g. /stem/conv/Conv")
@@ -331,13 +354,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                          "(by default they stay fp32: see default_fp32_nodes)")
     ap.add_argument("--analysis", action="store_true",
                     help="8-bit weights and percentile (99.999) activation ranges: score leads within about 0.25 "
-                         "points of fp32's; played in fp32 on a CPU without VNNI")
+                         "points of fp32's; written as <name>.int8-vnni.onnx, which azgo plays in place of "
+                         "<name>.int8.onnx on a CPU with VNNI")
     args = ap.parse_args(argv)
     arrays = [np.load(f) for f in args.calibration]
     try:
-        out = quantize_int8(args.net, arrays, args.out, calibration_note=args.note, keep_fp32=args.keep_fp32,
-                           default_fp32=not args.int8_everywhere, full_range=args.analysis,
-                           percentile=ANALYSIS_PERCENTILE if args.analysis else None)
+        out = quantize_int8(args.net, arrays, args.out or (int8_vnni_path_for(args.net) if args.analysis else None),
+                            calibration_note=args.note, keep_fp32=args.keep_fp32,
+                            default_fp32=not args.int8_everywhere, full_range=args.analysis,
+                            percentile=ANALYSIS_PERCENTILE if args.analysis else None)
     except NetError as e:
         ap.exit(2, f"error: {e}\n")
     holdout = arrays[0][-min(len(arrays[0]), 256):]

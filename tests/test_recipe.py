@@ -43,6 +43,8 @@ def _variant(tmp_path, old: str, new: str, name="bad.toml") -> Path:
     ("percentiles = [0, 99.999]", "percentile = 20.0", "quantize.percentile: 0 for MinMax ranges, or a percentile"),
     ("percentiles = [0, 99.999]", "percentiles = [0, 20.0]", "quantize.percentiles: numbers: 0 for MinMax"),
     ("percentiles = [0, 99.999]", "percentiles = [0, 99.999]\npercentile = 99.9", "quantize.percentiles: set either"),
+    ("vnni_percentiles = [99.999]", "vnni_percentiles = [101]", "quantize.vnni_percentiles: numbers: 0 for MinMax"),
+    ("vnni_percentiles = [99.999]", "vnni_percentiles = [0, 0]", "quantize.vnni_percentiles: each rule once"),
     ("bn_sizes = [7]", "bn_sizes = [9]", "gate.size: no network is exported for 7x7"),
     ("fair = { 7 = 9.0 }", "fair = { 9 = 7.0 }", "selfplay.komi.fair: no fair komi for board size 7"),
 ])
@@ -69,6 +71,7 @@ def test_loop_options_are_the_recipes_and_plan_says_where_it_starts(tmp_path):
     assert "next: generation 1, from stage selfplay" in plan.stdout
     assert "0.34 handicap games of 2-4 stones at komi 0.5" in plan.stdout
     assert "keeps the closest of MinMax / percentile 99.999" in plan.stdout
+    assert "an 8-bit copy for VNNI CPUs (percentile 99.999), kept if closer" in plan.stdout
     assert not (tmp_path / "r").exists()
 
 
@@ -186,6 +189,15 @@ def test_smoke_recipe_two_generations_killed_twice_and_resumed(tmp_path):
     assert q["lead_median_abs"] == kept["lead_median_abs"] and q.get("percentile", 0) == kept["percentile"]
     assert q["value_mae"] <= 0.5
     assert not glob.glob(str(run / "**" / "*.try*.onnx"), recursive=True)
+    # the 8-bit copy for VNNI CPUs was tried too; it ships (in the registry, on the card) only if it was closer
+    vnni = state["generations"]["2"]["quantize"]["7"]["vnni"]
+    assert [t["percentile"] for t in vnni["tried"]] == [99.999] and "vnni" not in q
+    assert vnni["kept"] == (vnni["tried"][0]["lead_median_abs"] < q["lead_median_abs"]
+                            and vnni["tried"][0]["value_mae"] <= 0.5)
+    assert (run / "registry" / "smoke7.int8-vnni.onnx").exists() == vnni["kept"] == ("int8_vnni" in card)
+    if vnni["kept"]:
+        from azgo.training.recipe_util import sha256
+        assert card["int8_vnni"]["sha256"] == sha256(run / "registry" / "smoke7.int8-vnni.onnx")
     text = json.dumps(card)
     home = os.path.expanduser("~")
     assert str(tmp_path) not in text and str(ROOT) not in text and (home == "/" or home not in text)  # no machine path

@@ -284,11 +284,13 @@ def export(checkpoint, out, parity, bn_data, bn_size, bn_batches):
                    "default they stay fp32: the analysis figures depend on them most, at a small cost in speed).")
 @click.option("--analysis", is_flag=True,
               help="8-bit weights and percentile (99.999) activation ranges: score leads within about 0.25 points "
-                   "of fp32's (7-bit MinMax: 0.2-0.5); the file is played in fp32 on a CPU without VNNI.")
+                   "of fp32's (7-bit MinMax: 0.2-0.5). Written as <name>.int8-vnni.onnx, which azgo plays in place "
+                   "of <name>.int8.onnx on a CPU with VNNI (elsewhere that copy runs in int8).")
 @click.option("--percentile", type=click.FloatRange(50, 100, min_open=True), default=None, metavar="P",
               help="Activation ranges at this percentile of the calibration values (e.g. 99.999) instead of their "
                    "extremes; the weights stay 7-bit (runs in int8 on every CPU) unless --analysis.")
-@click.option("--out", type=click.Path(dir_okay=False), help="Output file  [default: <name>.int8.onnx beside NET]")
+@click.option("--out", type=click.Path(dir_okay=False),
+              help="Output file  [default: <name>.int8.onnx beside NET; with --analysis <name>.int8-vnni.onnx]")
 @click.option("--note", default="", help="Free text stored with the calibration record.")
 @click.option("--seed", default=0, show_default=True, type=int)
 def quantize(net, games, calibration, size, positions, keep_fp32, int8_everywhere, analysis, percentile, out, note,
@@ -297,7 +299,7 @@ def quantize(net, games, calibration, size, positions, keep_fp32, int8_everywher
     against the fp32 network (top move, value and score lead) on the last 256 of them."""
     import numpy as np
 
-    from azgo.nets.quantize import ANALYSIS_PERCENTILE, compare_int8, quantize_int8
+    from azgo.nets.quantize import ANALYSIS_PERCENTILE, compare_int8, int8_vnni_path_for, quantize_int8
     from azgo.nets.registry import NetError
 
     from .calibration import games_of_size, sample_positions
@@ -313,7 +315,8 @@ def quantize(net, games, calibration, size, positions, keep_fp32, int8_everywher
         arrays = [planes]
         note = note or f"{len(planes)} positions of {size}x{size} games in {' '.join(games)}"
     try:
-        path = quantize_int8(net, arrays, out, calibration_note=note, keep_fp32=keep_fp32,
+        path = quantize_int8(net, arrays, out or (int8_vnni_path_for(net) if analysis else None),
+                             calibration_note=note, keep_fp32=keep_fp32,
                              default_fp32=not int8_everywhere, full_range=analysis,
                              percentile=percentile or (ANALYSIS_PERCENTILE if analysis else None))
     except NetError as e:

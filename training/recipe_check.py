@@ -144,6 +144,12 @@ def _check_export(r: Recipe, fail, num) -> None:
             fail("quantize.percentiles", f"numbers: 0 for MinMax ranges, or percentiles in (50, 100], got {list(q.percentiles)}")
     if len(set(q.percentiles)) != len(q.percentiles):
         fail("quantize.percentiles", f"each rule once, got {list(q.percentiles)}")
+    for x in q.vnni_percentiles:
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or (x != 0 and not 50 < x <= 100):
+            fail("quantize.vnni_percentiles",
+                 f"numbers: 0 for MinMax ranges, or percentiles in (50, 100], got {list(q.vnni_percentiles)}")
+    if len(set(q.vnni_percentiles)) != len(q.vnni_percentiles):
+        fail("quantize.vnni_percentiles", f"each rule once, got {list(q.vnni_percentiles)}")
     if q.percentiles and q.percentile:
         fail("quantize.percentiles", "set either percentile (one rule) or percentiles (the closest copy is kept), not both")
     if any(not isinstance(x, str) or not x for x in q.keep_fp32):

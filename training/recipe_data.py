@@ -28,6 +28,12 @@ def _closest(tries: list, max_value_mae: float) -> int:
     return min(ok, key=lambda i: (tries[i][3].get("lead_median_abs", tries[i][3]["value_mae"]), i))
 
 
+def _brief(t: tuple) -> dict:
+    """The record of one int8 try ``(percentile, path, keep_fp32, report)``: its rule and its errors."""
+    return {"percentile": t[0], "value_mae": round(t[3]["value_mae"], 5),
+            **({"lead_median_abs": round(t[3]["lead_median_abs"], 4)} if "lead_median_abs" in t[3] else {})}
+
+
 class DataMixin:
     """Stages 1-4 of `azgo.training.recipe_run.RecipeRun`."""
 
@@ -247,7 +253,7 @@ class DataMixin:
         then one more ``keep_fp32`` node at a time until the value MAE meets the bar (the last try is kept if
         none does). With ``quantize.percentiles`` every activation-range rule listed is tried that way, and the
         copy closest to fp32 on held-out positions is kept (see `_closest`)."""
-        from azgo.nets.quantize import compare_int8, int8_path_for, quantize_int8
+        from azgo.nets.quantize import compare_int8, int8_path_for, int8_vnni_path_for, quantize_int8
 
         from .calibration import games_of_size, random_positions, sample_positions
         from .workers import archive_games
@@ -300,7 +306,45 @@ class DataMixin:
         if p:
             result["percentile"] = p
         if len(tries) > 1:
-            result["tried"] = [{"percentile": t[0], "value_mae": round(t[3]["value_mae"], 5),
-                                **({"lead_median_abs": round(t[3]["lead_median_abs"], 4)}
-                                   if "lead_median_abs" in t[3] else {})} for t in tries]
+            result["tried"] = [_brief(t) for t in tries]
+        vnni = int8_vnni_path_for(net)
+        if vnni.exists():  # a copy left by an earlier try of this stage, or another network's
+            vnni.unlink()
+        if q.vnni_percentiles:
+            result["vnni"] = self._vnni_copy(net, n, g, planes, test, note, where, keep, report)
         return result
+
+    def _vnni_copy(self, net, n, g, planes, test, note, where, keep, kept7) -> dict:
+        """The 8-bit-weight copy ``<net>.int8-vnni.onnx`` (``quantize.vnni_percentiles``, with the 7-bit copy's
+        fp32 layers): the closest of its rules is kept if it is within the value bar and closer to fp32 than
+        the 7-bit copy ``kept7`` (its report); else no such file. Returns the record of what was tried."""
+        from azgo.nets.quantize import compare_int8, int8_vnni_path_for, quantize_int8
+        q = self.r.quantize
+        final = int8_vnni_path_for(net)
+        tries = []
+        for p in q.vnni_percentiles:
+            out = quantize_int8(net, planes, final.with_name(f"{final.stem}.try{len(tries)}.onnx"),
+                                calibration_note=note, keep_fp32=keep, full_range=True, percentile=p or None)
+            report = compare_int8(net, out, test)
+            lead = f", score lead median {report['lead_median_abs']:.3f}" if "lead_median_abs" in report else ""
+            self.log(f"[gen {g}] int8 {n}x{n} 8-bit ({f'percentile {p:g}' if p else 'MinMax'}): value MAE "
+                     f"{report['value_mae']:.4f}, top-1 agreement {report['top1_agreement']:.3f}{lead} "
+                     f"({len(test)} {where} positions)")
+            tries.append((p, out, keep, report))
+        best = _closest(tries, q.max_value_mae)
+        p, out, _, report = tries[best]
+        closer = (report["value_mae"] <= q.max_value_mae
+                  and _closest([(0, "", [], kept7), tries[best]], q.max_value_mae) == 1)
+        if closer:
+            os.replace(out, final)
+        for t in tries:
+            if os.path.exists(t[1]):
+                os.remove(t[1])
+        self.log(f"[gen {g}] int8 {n}x{n}: " + (f"kept the 8-bit {'MinMax' if not p else f'percentile {p:g}'} copy "
+                                                f"for VNNI CPUs ({final.name})" if closer
+                                                else "no 8-bit copy: none closer than the 7-bit one"))
+        record = {"kept": closer, "tried": [_brief(t) for t in tries]}
+        if closer:
+            record.update(_brief(tries[best]), top1_agreement=round(report["top1_agreement"], 4),
+                          measured_on=f"{len(test)} {where} positions")
+        return record

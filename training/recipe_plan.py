@@ -79,6 +79,9 @@ class PlanMixin:
                      + (f", activation ranges at percentile {q.percentile:g}" if q.percentile else "")
                      + (", keeps the closest of " + " / ".join(f"percentile {p:g}" if p else "MinMax" for p in q.percentiles)
                         + " (median score-lead error on held-out positions)" if q.percentiles else "")
+                     + ("; an 8-bit copy for VNNI CPUs (" + " / ".join(f"percentile {p:g}" if p else "MinMax"
+                                                                    for p in q.vnni_percentiles)
+                        + "), kept if closer" if q.vnni_percentiles else "")
                      if q.enabled else "  quantize: off")
         for m in [r.gate, *r.anchors]:
             how = f"{m.visits} visits" if m.visits else f"{m.seconds:g} s a move" + (" (both engines' clock)" if m.same_clock and m.opponent != "best" else "")

@@ -45,7 +45,7 @@ class PublishMixin:
         self.log(f"[gen {g}] promoted: generation {g} is the best network")
 
     def _promote_registry(self, g: int, info: dict) -> None:
-        from azgo.nets.quantize import int8_path_for
+        from azgo.nets.quantize import copy_int8_copies
         reg = self.path(self.r.promotion.registry)
         os.makedirs(reg, exist_ok=True)
         registry_path = os.path.join(reg, "registry.json")
@@ -53,8 +53,7 @@ class PublishMixin:
         for n, fname in sorted(self.r.promotion.entries.items()):
             src = self.cand_net(g, n)
             dst = os.path.join(reg, fname)
-            if os.path.exists(int8_path_for(src)):
-                atomic_copy(int8_path_for(src), int8_path_for(dst))
+            copy_int8_copies(src, dst)  # first: a player reloads when the fp32 file changes
             atomic_copy(src, dst)
             card = self.card(g, n, info, dst)
             old_card = Path(dst).with_suffix(".json")
@@ -74,7 +73,7 @@ class PublishMixin:
 
     def card(self, g: int, n: int, info: dict, dst: str) -> dict:
         """The card of generation g's size-n network as promoted (relative paths only)."""
-        from azgo.nets.quantize import int8_path_for
+        from azgo.nets.quantize import int8_path_for, int8_vnni_path_for
         src_card = Path(self.cand_net(g, n)).with_suffix(".json")
         base = json.loads(src_card.read_text()) if src_card.exists() else {}
         base["name"] = Path(dst).stem
@@ -82,7 +81,11 @@ class PublishMixin:
         base["sha256"] = sha256(dst)
         if int8_path_for(dst).exists():
             base["int8"] = {"file": int8_path_for(dst).name, "sha256": sha256(int8_path_for(dst)),
-                            **info.get("quantize", {}).get(str(n), {})}
+                            **{k: v for k, v in info.get("quantize", {}).get(str(n), {}).items() if k != "vnni"}}
+        base.pop("int8_vnni", None)
+        if int8_vnni_path_for(dst).exists():
+            base["int8_vnni"] = {"file": int8_vnni_path_for(dst).name, "sha256": sha256(int8_vnni_path_for(dst)),
+                                 **info.get("quantize", {}).get(str(n), {}).get("vnni", {})}
         gens = self.state["generations"]
         base["recipe"] = {"name": self.r.name, "file": os.path.relpath(self.r.path, self.r.root),
                           "sha256": self.r.sha256, "generation": g,
@@ -168,7 +171,7 @@ class PublishMixin:
         Returns the lineage file (None without ``lineage.dir``)."""
         if not self.r.lineage.dir or self.state is None:
             return None
-        from azgo.nets.quantize import int8_path_for
+        from azgo.nets.quantize import copy_int8_copies, int8_path_for, int8_vnni_path_for
         lin = self.path(self.r.lineage.dir)
         os.makedirs(lin, exist_ok=True)
         best = self.state["best"]
@@ -184,15 +187,15 @@ class PublishMixin:
                         and sha256(os.path.join(registry, entry)) == sha256(path))
             if promoted:
                 nets[n] = self.rel(os.path.join(registry, entry))
-                for stale in (os.path.join(lin, f"best{n}.onnx"), str(int8_path_for(os.path.join(lin, f"best{n}.onnx")))):
+                here = os.path.join(lin, f"best{n}.onnx")
+                for stale in (here, str(int8_path_for(here)), str(int8_vnni_path_for(here))):
                     if os.path.exists(stale):
                         os.remove(stale)
             else:
                 dst = os.path.join(lin, f"best{n}.onnx")
                 if not os.path.exists(dst) or sha256(dst) != sha256(path):
                     atomic_copy(path, dst)
-                if int8_path_for(path).exists():
-                    atomic_copy(int8_path_for(path), int8_path_for(dst))
+                copy_int8_copies(path, dst)
                 nets[n] = self.rel(dst)
         finished = done if done is not None else self.state["generation"] - 1
         pub = {"recipe": self.r.name, "recipe_sha256": self.r.sha256, "generation": finished,

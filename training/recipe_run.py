@@ -123,9 +123,8 @@ class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
                 path = self.path(rel)
                 nets[n] = os.path.join(self.gen_dir(g0), f"net{n}.onnx")
                 atomic_copy(path, nets[n])
-                from azgo.nets.quantize import int8_path_for
-                if int8_path_for(path).exists():
-                    atomic_copy(int8_path_for(path), int8_path_for(nets[n]))
+                from azgo.nets.quantize import copy_int8_copies
+                copy_int8_copies(path, nets[n])
             state.update(generation=g0 + 1, best={"generation": best["generation"], "checkpoint": ckpt, "nets": nets},
                          ladder=pub.get("ladder", []), core_hours=float(pub.get("core_hours", 0.0)),
                          selfplay=[{"generation": s["generation"], "size": s["size"], "data": s["data"]}
@@ -170,7 +169,7 @@ class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
 
     def _start_best(self) -> dict:
         """Generation 0 from ``[start]``: its checkpoint (or a random one) and its networks."""
-        from azgo.nets.quantize import int8_path_for
+        from azgo.nets.quantize import copy_int8_copies, int8_path_for
 
         from .checkpoints import save_atomic
 
@@ -193,9 +192,7 @@ class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
             out = os.path.join(g0, f"net{n}.onnx")
             if n in st.nets:
                 atomic_copy(self.r.resolve(st.nets[n]), out)
-                src8 = int8_path_for(self.r.resolve(st.nets[n]))
-                if src8.exists():
-                    atomic_copy(src8, int8_path_for(out))
+                copy_int8_copies(self.r.resolve(st.nets[n]), out)
             else:
                 export_checkpoint(ckpt, out, check=False)
             nets[str(n)] = out
