@@ -8,9 +8,9 @@ The evaluator makes int8 the default where top-move agreement >= 97% and mean va
 
 Usage: python benchmarks/int8_accuracy.py --net NET.onnx SGF_DIR [SGF_DIR...] [--quick]
 
-``--shipped`` measures what users play instead: each packaged network (9x9, 13x13, 19x19) against the int8
-copy that this CPU plays (``<net>.int8-vnni.onnx`` where it ships and the CPU has VNNI, else ``<net>.int8.onnx``;
-the 7-bit copy is measured too when it is not the one played, as ``int8_7bit_...``), on ``--positions`` real positions of that size from the games in ``docs/strength``
+``--shipped`` measures what users get instead: each packaged network (9x9, 13x13, 19x19) against the int8
+copy that ``azgo analysis`` uses on this CPU (``<net>.int8-vnni.onnx`` where it ships and the CPU has VNNI, else
+``<net>.int8.onnx``; the 7-bit copy, which play uses, is measured too when it is not that one, as ``int8_7bit_...``), on ``--positions`` real positions of that size from the games in ``docs/strength``
 (default 500), and prints ``RESULT int8_winrate_mae_<N>x<N>``, ``int8_winrate_median_<N>x<N>``,
 ``int8_lead_mae_<N>x<N>``, ``int8_lead_median_<N>x<N>`` and ``int8_top1_agreement_<N>x<N>`` (the analysis
 issue's bar: medians <= 0.01 winrate and <= 0.3 points of score lead), and for scale the fp32 network's own
@@ -128,13 +128,13 @@ def shipped(args) -> int:
     results = {}
     for size in (9, 13, 19):
         net = default_net_path(size)
-        played = OnnxEvaluator(net, EvalConfig(precision="int8")).path  # the copy this CPU plays (VNNI or 7-bit)
+        played = OnnxEvaluator(net, EvalConfig(precision="vnni")).path  # what azgo analysis uses on this CPU
         x, legal = positions_of_size([str(root / "docs" / "strength")], size, n_pos, seed=size)
         key = f"{size}x{size}"
         copies = [("int8", played)] + ([("int8_7bit", int8_path_for(net))] if played != int8_path_for(net) else [])
         for label, q in copies:
             acc = compare_int8(net, q, x, legal)
-            print(f"{key} {net.name} vs {q.name}{' (played on this CPU)' if q == played else ''} on {len(x)} "
+            print(f"{key} {net.name} vs {q.name}{' (azgo analysis on this CPU)' if q == played else ''} on {len(x)} "
                   f"positions: winrate |int8 - fp32| median {acc['winrate_median_abs']:.4f} mean "
                   f"{acc['winrate_mae']:.4f}; score lead median {acc['lead_median_abs']:.3f} mean "
                   f"{acc['lead_mae']:.3f} max {acc['lead_max_abs']:.2f} points; top move agreement "

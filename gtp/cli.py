@@ -104,9 +104,12 @@ def engine_options(f):
         click.option("--symmetry", type=click.Choice(["none", "random", "average"]), default="random",
                      show_default=True, help="Board symmetry per network evaluation."),
         click.option("--seed", type=int, help="Random seed (reproducible searches)."),
-        click.option("--precision", type=click.Choice(["auto", "fp32", "int8"]), default="auto", show_default=True,
+        click.option("--precision", type=click.Choice(["auto", "fp32", "int8", "vnni"]), default="auto",
+                     show_default=True,
                      help="Network precision: auto = int8 when <net>.int8.onnx is beside the net (the packaged "
-                          "networks have one) and the net runs on the CPU, else fp32."),
+                          "networks have one) and the net runs on the CPU, else fp32; vnni = <net>.int8-vnni.onnx "
+                          "where it is beside the net and this CPU has VNNI (closer to fp32's winrates and "
+                          "score leads, same speed), else as auto."),
         click.option("--device", default="auto", show_default=True, callback=_device_option,
                      help="auto | cpu | cuda | cuda:N: where the network runs (auto: CUDA when "
                           "onnxruntime-gpu has it, pip install 'azgo[gpu]'; else the CPU)."),
@@ -295,8 +298,10 @@ def _exit_with_parent(log) -> None:
 @click.option("--quit-without-waiting", is_flag=True, help="At end of input, stop searches at once instead of finishing the queue.")
 @click.option("--device", default="auto", show_default=True, callback=_device_option,
               help="auto | cpu | cuda | cuda:N: where the network runs.")
-@click.option("--precision", type=click.Choice(["auto", "fp32", "int8"]), default="auto", show_default=True,
-              help="auto = int8 when <net>.int8.onnx is beside the net and the net runs on the CPU.")
+@click.option("--precision", type=click.Choice(["auto", "fp32", "int8", "vnni"]), default="vnni", show_default=True,
+              help="vnni = <net>.int8-vnni.onnx where it is beside the net and this CPU has VNNI (8-bit weights: "
+                   "winrates and score leads closer to fp32's), else as auto; auto = int8 when <net>.int8.onnx is "
+                   "beside the net and the net runs on the CPU, else fp32.")
 def analysis_cmd(net, visits, max_time, positions, threads, batch_size, max_memory, report_as, symmetry,
                  cache_size, seed, quit_without_waiting, device, precision):
     """KataGo's JSON analysis protocol on stdin/stdout (KaTrain, review scripts)."""

@@ -113,10 +113,12 @@ def test_full_range_int8_falls_back_to_fp32_where_it_saturates(tmp_path, monkeyp
     assert seven.path == int8 and seven.precision == "int8" and not ev.int8_full_range(seven.metadata)
 
 
-def test_the_vnni_copy_is_played_where_the_cpu_has_vnni_and_only_for_its_own_network(tmp_path, monkeypatch, capsys):
-    """``net.int8-vnni.onnx`` (8-bit weights) beside ``net.int8.onnx``: a VNNI CPU plays it, another CPU the 7-bit
-    copy; a VNNI copy made from another network is passed over with a message; alone on a CPU without VNNI,
-    --precision auto plays fp32. The promotion helper copies both files and removes a stale one."""
+def test_precision_vnni_takes_the_8bit_copy_where_the_cpu_has_vnni_and_only_for_its_own_network(tmp_path, monkeypatch,
+                                                                                             capsys):
+    """``net.int8-vnni.onnx`` (8-bit weights) beside ``net.int8.onnx``: precision "vnni" (azgo analysis's default)
+    takes it on a VNNI CPU, the 7-bit copy elsewhere; "auto" and "int8" (play) keep the 7-bit copy; a VNNI copy
+    made from another network is passed over with a message; alone on a CPU without VNNI, "vnni" plays fp32.
+    The promotion helper copies both files and removes a stale one."""
     import azgo.nets.evaluator as ev
     import azgo.nets.quantize as q
     from azgo.nets.evaluator import EvalConfig, OnnxEvaluator
@@ -127,23 +129,26 @@ def test_the_vnni_copy_is_played_where_the_cpu_has_vnni_and_only_for_its_own_net
     vnni = q.quantize_int8(fp32, x, q.int8_vnni_path_for(fp32), full_range=True, percentile=q.ANALYSIS_PERCENTILE)
     assert vnni.name == "net.int8-vnni.onnx" and ev.int8_full_range(_metadata(vnni))
     monkeypatch.setattr(ev, "int8_saturates", lambda: False)
+    assert OnnxEvaluator(fp32, EvalConfig(precision="vnni")).path == vnni
     for precision in ("auto", "int8"):
-        assert OnnxEvaluator(fp32, EvalConfig(precision=precision)).path == vnni
+        assert OnnxEvaluator(fp32, EvalConfig(precision=precision)).path == seven
     monkeypatch.setattr(ev, "int8_saturates", lambda: True)
-    assert OnnxEvaluator(fp32, EvalConfig(precision="auto")).path == seven
+    assert OnnxEvaluator(fp32, EvalConfig(precision="vnni")).path == seven
     # another network's VNNI copy (a newer net.onnx beside an old copy): the 7-bit copy, or fp32
     monkeypatch.setattr(ev, "int8_saturates", lambda: False)
     other = tmp_path / "other.onnx"
     other.write_bytes((NETS / "default.onnx").read_bytes())
     q.int8_vnni_path_for(other).write_bytes(vnni.read_bytes())
     capsys.readouterr()
-    e = OnnxEvaluator(other, EvalConfig(precision="auto"))
+    e = OnnxEvaluator(other, EvalConfig(precision="vnni"))
     assert e.path == other and e.precision == "fp32"
     assert "other.int8-vnni.onnx was not made from other.onnx" in capsys.readouterr().err
     # alone beside the network on a CPU without VNNI: fp32
     seven.unlink()
     monkeypatch.setattr(ev, "int8_saturates", lambda: True)
-    assert OnnxEvaluator(fp32, EvalConfig(precision="auto")).precision == "fp32"
+    assert OnnxEvaluator(fp32, EvalConfig(precision="vnni")).precision == "fp32"
+    monkeypatch.setattr(ev, "int8_saturates", lambda: False)
+    assert OnnxEvaluator(fp32, EvalConfig(precision="vnni")).path == vnni
     # promotion: both copies travel with the network, and a copy the source lacks is removed at the target
     q.quantize_int8(fp32, x)
     dst = tmp_path / "reg" / "large9.onnx"

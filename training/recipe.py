@@ -204,7 +204,7 @@ class Quantize:
     lists several such rules (0 = MinMax): each copy is made, and the one whose score lead is closest to
     fp32's (median over positions held out of the calibration) is kept: which rule wins varies by network.
     ``vnni_percentiles`` lists rules (0 = MinMax) for a second copy with 8-bit weights, ``<net>.int8-vnni.onnx``,
-    which the evaluator plays in place of the 7-bit copy on a CPU with VNNI (same speed there, closer to fp32):
+    which ``azgo analysis`` uses in place of the 7-bit copy on a CPU with VNNI (same speed, closer to fp32):
     the closest of them is kept only if it is closer than the 7-bit copy kept and within ``max_value_mae``."""
 
     enabled: bool = True
