@@ -161,6 +161,9 @@ def test_smoke_recipe_two_generations_killed_twice_and_resumed(tmp_path):
     assert time.time() - t0 < 180
     state = json.loads((run / "state.json").read_text())
     assert state["generation"] == 3 and state["stage"] == "selfplay"
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=120)  # the same command once more
+    assert again.returncode == 0 and "nothing to do: --generations 2 counts from generation 1" in again.stderr
+    assert "--generations 3 runs generation 3" in again.stderr
     for g in (1, 2):
         games = glob.glob(str(run / f"gen000{g}" / "selfplay" / "7" / "*.sgf"))
         assert len(games) >= 6

@@ -24,7 +24,9 @@ from .selfplay import SelfPlayConfig
                                               "folder now (the generation in progress, its self-play so far as shards) "
                                               "and stop; before a run folder is lost (a session's end), then commit it.")
 @click.option("--dir", "folder", type=click.Path(file_okay=False), help="Loop folder (created or resumed); without --recipe.")
-@click.option("--generations", type=click.IntRange(min=1), help="Stop after this many generations.")
+@click.option("--generations", type=click.IntRange(min=1),
+              help="Stop after this many generations, counted from the first this run folder ran (the same "
+                   "command resumes a killed run).")
 @click.option("--hours", type=click.FloatRange(min=0, min_open=True), help="Stop starting generations after this much loop time.")
 @click.option("--net", default=LoopConfig.net, show_default=True, help="Network size for generation 0.")
 @click.option("--size", default=9, show_default=True, type=click.IntRange(7, 19))

@@ -215,6 +215,12 @@ class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
         stop_after = None if generations is None else self.state.setdefault("first_generation",
                                                                              self.state["generation"]) + generations - 1
         self.save()
+        if stop_after is not None and self.state["generation"] > stop_after:
+            first = self.state["first_generation"]
+            self.log(f"nothing to do: --generations {generations} counts from generation {first}, where this run "
+                     f"folder began (so that the same command resumes a killed run), and generation {stop_after} is "
+                     f"done; --generations {self.state['generation'] - first + 1} runs generation "
+                     f"{self.state['generation']}")
         while stop_after is None or self.state["generation"] <= stop_after:
             g, stage = self.state["generation"], self.state["stage"]
             t0 = time.time()
