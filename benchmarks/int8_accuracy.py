@@ -10,7 +10,8 @@ Usage: python benchmarks/int8_accuracy.py --net NET.onnx SGF_DIR [SGF_DIR...] [-
 
 ``--shipped`` measures what users get instead: each packaged network (9x9, 13x13, 19x19) against the int8
 copy that ``azgo analysis`` uses on this CPU (``<net>.int8-vnni.onnx`` where it ships and the CPU has VNNI, else
-``<net>.int8.onnx``; the 7-bit copy, which play uses, is measured too when it is not that one, as ``int8_7bit_...``), on ``--positions`` real positions of that size from the games in ``docs/strength``
+``<net>.int8.onnx``; the 7-bit copy, which play uses, is measured too when it is not that one, as ``int8_7bit_...``), on ``--positions`` real positions of that size from the games in ``docs/strength/campaign*`` (closed folders, so
+the positions stay the same as new lines are played)
 (default 500), and prints ``RESULT int8_winrate_mae_<N>x<N>``, ``int8_winrate_median_<N>x<N>``,
 ``int8_lead_mae_<N>x<N>``, ``int8_lead_median_<N>x<N>`` and ``int8_top1_agreement_<N>x<N>`` (the analysis
 issue's bar: medians <= 0.01 winrate and <= 0.3 points of score lead), and for scale the fp32 network's own
@@ -125,11 +126,14 @@ def shipped(args) -> int:
     from azgo.nets.registry import default_net_path
     root = Path(__file__).resolve().parent.parent
     n_pos = min(args.positions, 200) if args.quick else args.positions
+    # the hand-run campaign's games (closed folders): new lines of games elsewhere under docs/strength must not
+    # change the positions, or figures of one network would wander from session to session
+    frozen = sorted(glob.glob(str(root / "docs" / "strength" / "campaign*")))
     results = {}
     for size in (9, 13, 19):
         net = default_net_path(size)
         played = OnnxEvaluator(net, EvalConfig(precision="vnni")).path  # what azgo analysis uses on this CPU
-        x, legal = positions_of_size([str(root / "docs" / "strength")], size, n_pos, seed=size)
+        x, legal = positions_of_size(frozen, size, n_pos, seed=size)
         key = f"{size}x{size}"
         copies = [("int8", played)] + ([("int8_7bit", int8_path_for(net))] if played != int8_path_for(net) else [])
         for label, q in copies:

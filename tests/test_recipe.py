@@ -45,6 +45,8 @@ def _variant(tmp_path, old: str, new: str, name="bad.toml") -> Path:
     ("percentiles = [0, 99.999]", "percentiles = [0, 99.999]\npercentile = 99.9", "quantize.percentiles: set either"),
     ("vnni_percentiles = [99.999]", "vnni_percentiles = [101]", "quantize.vnni_percentiles: numbers: 0 for MinMax"),
     ("vnni_percentiles = [99.999]", "vnni_percentiles = [0, 0]", "quantize.vnni_percentiles: each rule once"),
+    ("vnni_percentiles = [99.999]", "vnni_percentiles = []\nvnni_keep_fp32 = [\"/stem/conv/Conv\"]",
+     "quantize.vnni_keep_fp32: applies to the 8-bit copies"),
     ("bn_sizes = [7]", "bn_sizes = [9]", "gate.size: no network is exported for 7x7"),
     ("fair = { 7 = 9.0 }", "fair = { 9 = 7.0 }", "selfplay.komi.fair: no fair komi for board size 7"),
 ])

@@ -205,7 +205,9 @@ class Quantize:
     fp32's (median over positions held out of the calibration) is kept: which rule wins varies by network.
     ``vnni_percentiles`` lists rules (0 = MinMax) for a second copy with 8-bit weights, ``<net>.int8-vnni.onnx``,
     which ``azgo analysis`` uses in place of the 7-bit copy on a CPU with VNNI (same speed, closer to fp32):
-    the closest of them is kept only if it is closer than the 7-bit copy kept and within ``max_value_mae``."""
+    the closest of them is kept only if it is closer than the 7-bit copy kept and within ``max_value_mae``.
+    ``vnni_keep_fp32``: nodes the 8-bit copies keep in fp32 beyond the 7-bit copy's (e.g. whole residual
+    blocks: slower, closer to fp32)."""
 
     enabled: bool = True
     calibration_positions: int = 400
@@ -214,6 +216,7 @@ class Quantize:
     percentile: float = 0.0
     percentiles: tuple = ()
     vnni_percentiles: tuple = ()
+    vnni_keep_fp32: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -154,6 +154,10 @@ def _check_export(r: Recipe, fail, num) -> None:
         fail("quantize.percentiles", "set either percentile (one rule) or percentiles (the closest copy is kept), not both")
     if any(not isinstance(x, str) or not x for x in q.keep_fp32):
         fail("quantize.keep_fp32", "graph node names (strings)")
+    if any(not isinstance(x, str) or not x for x in q.vnni_keep_fp32):
+        fail("quantize.vnni_keep_fp32", "graph node names (strings)")
+    if q.vnni_keep_fp32 and not q.vnni_percentiles:
+        fail("quantize.vnni_keep_fp32", "applies to the 8-bit copies: set vnni_percentiles too")
 
 
 def _check_matches(r: Recipe, fail, num) -> None:

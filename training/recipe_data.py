@@ -324,7 +324,8 @@ class DataMixin:
         tries = []
         for p in q.vnni_percentiles:
             out = quantize_int8(net, planes, final.with_name(f"{final.stem}.try{len(tries)}.onnx"),
-                                calibration_note=note, keep_fp32=keep, full_range=True, percentile=p or None)
+                                calibration_note=note, keep_fp32=keep + [k for k in q.vnni_keep_fp32 if k not in keep],
+                                full_range=True, percentile=p or None)
             report = compare_int8(net, out, test)
             lead = f", score lead median {report['lead_median_abs']:.3f}" if "lead_median_abs" in report else ""
             self.log(f"[gen {g}] int8 {n}x{n} 8-bit ({f'percentile {p:g}' if p else 'MinMax'}): value MAE "
@@ -343,7 +344,8 @@ class DataMixin:
         self.log(f"[gen {g}] int8 {n}x{n}: " + (f"kept the 8-bit {'MinMax' if not p else f'percentile {p:g}'} copy "
                                                 f"for VNNI CPUs ({final.name})" if closer
                                                 else "no 8-bit copy: none closer than the 7-bit one"))
-        record = {"kept": closer, "tried": [_brief(t) for t in tries]}
+        record = {"kept": closer, "tried": [_brief(t) for t in tries],
+                  **({"keep_fp32": list(q.vnni_keep_fp32)} if q.vnni_keep_fp32 else {})}
         if closer:
             record.update(_brief(tries[best]), top1_agreement=round(report["top1_agreement"], 4),
                           measured_on=f"{len(test)} {where} positions")

@@ -81,6 +81,7 @@ class PlanMixin:
                         + " (median score-lead error on held-out positions)" if q.percentiles else "")
                      + ("; an 8-bit copy for VNNI CPUs (" + " / ".join(f"percentile {p:g}" if p else "MinMax"
                                                                     for p in q.vnni_percentiles)
+                        + (f", fp32 also {list(q.vnni_keep_fp32)}" if q.vnni_keep_fp32 else "")
                         + "), kept if closer" if q.vnni_percentiles else "")
                      if q.enabled else "  quantize: off")
         for m in [r.gate, *r.anchors]:
