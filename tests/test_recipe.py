@@ -74,6 +74,7 @@ def test_loop_options_are_the_recipes_and_plan_says_where_it_starts(tmp_path):
     assert "0.34 handicap games of 2-4 stones at komi 0.5" in plan.stdout
     assert "keeps the closest of MinMax / percentile 99.999" in plan.stdout
     assert "an 8-bit copy for VNNI CPUs (percentile 99.999), kept if closer" in plan.stdout
+    assert "resignation below winrate" in plan.stdout and " of games played out" in plan.stdout
     assert not (tmp_path / "r").exists()
 
 

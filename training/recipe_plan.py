@@ -55,6 +55,8 @@ class PlanMixin:
                      + f"[{sp.komi.range[0]:g}, {sp.komi.range[1]:g}]; {sp.handicap.fraction:g} handicap games of "
                      + f"{sp.handicap.stones[0]}-{sp.handicap.stones[1]} stones at komi {sp.handicap.komi:g}"
                      + ("" if sp.handicap.resign else ", played out"))
+        lines.append(f"            resignation below winrate {sp.resign_threshold:g}; {sp.no_resign_fraction:g} of games "
+                     "played out (komi_augment moves the komi of their positions only)")
         if sp.openings.fraction:
             lines.append(f"            forked starts: {sp.openings.fraction:g} of even games from the first "
                          f"{sp.openings.min_moves}-{sp.openings.max_moves} moves of the games in "
