@@ -342,7 +342,7 @@ class DataMixin:
             if os.path.exists(t[1]):
                 os.remove(t[1])
         self.log(f"[gen {g}] int8 {n}x{n}: " + (f"kept the 8-bit {'MinMax' if not p else f'percentile {p:g}'} copy "
-                                                f"for VNNI CPUs ({final.name})" if closer
+                                                f"for analysis on VNNI CPUs ({final.name})" if closer
                                                 else "no 8-bit copy: none closer than the 7-bit one"))
         record = {"kept": closer, "tried": [_brief(t) for t in tries],
                   **({"keep_fp32": list(q.vnni_keep_fp32)} if q.vnni_keep_fp32 else {})}
