@@ -10,8 +10,9 @@ Usage: python benchmarks/int8_accuracy.py --net NET.onnx SGF_DIR [SGF_DIR...] [-
 
 ``--shipped`` measures what users get instead: each packaged network (9x9, 13x13, 19x19) against the int8
 copy that ``azgo analysis`` uses on this CPU (``<net>.int8-vnni.onnx`` where it ships and the CPU has VNNI, else
-``<net>.int8.onnx``; the 7-bit copy, which play uses, is measured too when it is not that one, as ``int8_7bit_...``), on ``--positions`` real positions of that size from the games in ``docs/strength/campaign*`` (closed folders, so
-the positions stay the same as new lines are played)
+``<net>.int8.onnx``; the 7-bit copy, which play uses, is measured too when it is not that one, as
+``int8_7bit_...``), on ``--positions`` real positions of that size from the games in ``docs/strength/campaign*``
+(closed folders, so the positions stay the same as new lines are played)
 (default 500), and prints ``RESULT int8_winrate_mae_<N>x<N>``, ``int8_winrate_median_<N>x<N>``,
 ``int8_lead_mae_<N>x<N>``, ``int8_lead_median_<N>x<N>`` and ``int8_top1_agreement_<N>x<N>`` (the analysis
 issue's bar: medians <= 0.01 winrate and <= 0.3 points of score lead), and for scale the fp32 network's own

@@ -62,7 +62,8 @@ def int8_path_for(fp32_path: str | os.PathLike) -> Path:
 
 def int8_vnni_path_for(fp32_path: str | os.PathLike) -> Path:
     """Location of the optional 8-bit-weight copy (``--analysis``): ``<name>.int8-vnni.onnx`` beside it,
-    played in place of ``<name>.int8.onnx`` on a CPU with VNNI (see :func:`azgo.nets.evaluator.int8_vnni_sibling`)."""
+    which ``azgo analysis`` uses in place of ``<name>.int8.onnx`` on a CPU with VNNI (precision "vnni", see
+    :func:`azgo.nets.evaluator.int8_vnni_sibling`); play keeps the 7-bit copy."""
     return int8_vnni_sibling(fp32_path)
 
 
@@ -354,7 +355,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                          "(by default they stay fp32: see default_fp32_nodes)")
     ap.add_argument("--analysis", action="store_true",
                     help="8-bit weights and percentile (99.999) activation ranges: score leads within about 0.25 "
-                         "points of fp32's; written as <name>.int8-vnni.onnx, which azgo plays in place of "
+                         "points of fp32's; written as <name>.int8-vnni.onnx, which azgo analysis uses in place of "
                          "<name>.int8.onnx on a CPU with VNNI")
     args = ap.parse_args(argv)
     arrays = [np.load(f) for f in args.calibration]

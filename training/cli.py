@@ -284,8 +284,8 @@ def export(checkpoint, out, parity, bn_data, bn_size, bn_batches):
                    "default they stay fp32: the analysis figures depend on them most, at a small cost in speed).")
 @click.option("--analysis", is_flag=True,
               help="8-bit weights and percentile (99.999) activation ranges: score leads within about 0.25 points "
-                   "of fp32's (7-bit MinMax: 0.2-0.5). Written as <name>.int8-vnni.onnx, which azgo plays in place "
-                   "of <name>.int8.onnx on a CPU with VNNI (elsewhere that copy runs in int8).")
+                   "of fp32's (7-bit MinMax: 0.2-0.5). Written as <name>.int8-vnni.onnx, which azgo analysis uses "
+                   "(--precision vnni) in place of <name>.int8.onnx on a CPU with VNNI; play keeps the 7-bit copy.")
 @click.option("--percentile", type=click.FloatRange(50, 100, min_open=True), default=None, metavar="P",
               help="Activation ranges at this percentile of the calibration values (e.g. 99.999) instead of their "
                    "extremes; the weights stay 7-bit (runs in int8 on every CPU) unless --analysis.")

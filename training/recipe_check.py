@@ -139,17 +139,12 @@ def _check_export(r: Recipe, fail, num) -> None:
     num("quantize.max_value_mae", q.max_value_mae, 0, lo_open=True)
     if q.percentile != 0 and not 50 < q.percentile <= 100:
         fail("quantize.percentile", f"0 for MinMax ranges, or a percentile in (50, 100], got {q.percentile}")
-    for x in q.percentiles:
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or (x != 0 and not 50 < x <= 100):
-            fail("quantize.percentiles", f"numbers: 0 for MinMax ranges, or percentiles in (50, 100], got {list(q.percentiles)}")
-    if len(set(q.percentiles)) != len(q.percentiles):
-        fail("quantize.percentiles", f"each rule once, got {list(q.percentiles)}")
-    for x in q.vnni_percentiles:
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or (x != 0 and not 50 < x <= 100):
-            fail("quantize.vnni_percentiles",
-                 f"numbers: 0 for MinMax ranges, or percentiles in (50, 100], got {list(q.vnni_percentiles)}")
-    if len(set(q.vnni_percentiles)) != len(q.vnni_percentiles):
-        fail("quantize.vnni_percentiles", f"each rule once, got {list(q.vnni_percentiles)}")
+    for field, rules in (("quantize.percentiles", q.percentiles), ("quantize.vnni_percentiles", q.vnni_percentiles)):
+        for x in rules:
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or (x != 0 and not 50 < x <= 100):
+                fail(field, f"numbers: 0 for MinMax ranges, or percentiles in (50, 100], got {list(rules)}")
+        if len(set(rules)) != len(rules):
+            fail(field, f"each rule once, got {list(rules)}")
     if q.percentiles and q.percentile:
         fail("quantize.percentiles", "set either percentile (one rule) or percentiles (the closest copy is kept), not both")
     if any(not isinstance(x, str) or not x for x in q.keep_fp32):
