@@ -335,7 +335,7 @@ def analysis_cmd(net, visits, max_time, positions, threads, batch_size, max_memo
             log(f"azgo analysis: {e}; using {first.path}")
             return first
 
-    log(f"azgo analysis: network {first.path.name} ({first.net_name}, {first.precision}), {positions} positions at a time, "
+    log(f"azgo analysis: network {first.describe()}, {first.net_name}, {positions} positions at a time, "
         f"memory cap {cap:.0f} MB; ready")
     server = AnalysisServer(for_size, config, write, log, first.min_size, first.max_size, pool.loaded)
     _exit_with_parent(log)
@@ -404,19 +404,24 @@ def genmove_cmd(ctx, sgf_path, move_number, moves, size, komi, color, as_json, *
 @click.option("--a-colour", type=click.Choice(["alternate", "black", "white"]), default="alternate", show_default=True,
               help="Engine A's colour: alternating (Black first), or the same in every game (a handicap line: "
                    "--a-colour white --handicap 2 has A give B two stones each game).")
+@click.option("--parallel", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Games at once: the games are shared out over this many sub-lines, each with its own two "
+                   "engines and its SGFs in --sgf-dir/part<k>, and the summary adds them up. Give each engine "
+                   "its share of the cores (e.g. --threads 1 for azgo, threads=1 for Pachi).")
 def match_cmd(engine_a, engine_b, games, size, komi, time_control, max_moves, sgf_dir, name_a, name_b, resume,
-              replay_crashes, handicap, a_colour):
+              replay_crashes, handicap, a_colour, parallel):
     """Play two GTP engines against each other; print wins, win rate (95% interval), Elo and each engine's
     seconds per move."""
-    from .match import EngineError, parse_time_control, run_match, stderr_log
+    from .match import EngineError, parse_time_control, run_match_parts, stderr_log
     try:
         tc = parse_time_control(time_control)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--time") from None
     try:
-        summary = run_match(engine_a, engine_b, games, size, komi, tc, sgf_dir, max_moves, stderr_log,
-                            name_a, name_b, resume=resume, replay_crashes=replay_crashes or "",
-                            handicap=handicap, a_colour=a_colour)
+        summary = run_match_parts(engine_a, engine_b, games, parallel, sgf_dir=sgf_dir, log=stderr_log,
+                                  size=size, komi=komi, time_settings=tc, max_moves=max_moves, name_a=name_a,
+                                  name_b=name_b, resume=resume, replay_crashes=replay_crashes or "",
+                                  handicap=handicap, a_colour=a_colour)
     except EngineError as e:
         raise click.ClickException(str(e)) from None
     for line in summary.lines():

@@ -99,8 +99,7 @@ class GtpEngine(ClockCommands, ScoringCommands, AnalysisCommands):
         self.streaming.update({n: self._genmove_analyze for n in GENMOVE_ANALYZE})
         self.quit_requested = False
         self._ponder_after = False
-        net = getattr(self.evaluator, "path", None)
-        net = f"network {net.name} ({getattr(self.evaluator, 'precision', 'fp32')}); " if net is not None else ""
+        net = f"network {self.evaluator.describe()}; " if hasattr(self.evaluator, "describe") else ""
         log(f"azgo: {net}{self.threads.describe()}; memory cap {self.max_memory:.0f} MB"
             + (" (--max-memory default: a quarter of RAM, at most 4096)" if config.max_memory is None else ""))
 
@@ -124,9 +123,8 @@ class GtpEngine(ClockCommands, ScoringCommands, AnalysisCommands):
             if evaluator is not self.evaluator:
                 self.searcher.stop_pondering()
                 self._use(evaluator)
-                path = getattr(evaluator, "path", None)
-                if path is not None:
-                    log(f"azgo: {n}x{n}: network {path.name} ({getattr(evaluator, 'precision', 'fp32')})")
+                if hasattr(evaluator, "describe"):
+                    log(f"azgo: {n}x{n}: network {evaluator.describe()}")
         self.size = n
 
     def load_game(self, game: Game) -> None:

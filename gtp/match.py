@@ -248,9 +248,10 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
               time_settings: TimeSettings | None = None, sgf_dir: str | None = None,
               max_moves: int | None = None, log=print, name_a: str = "", name_b: str = "",
               engine_timeout: float = 600.0, resume: bool = False, replay_crashes: str = "",
-              max_replays: int = 3, handicap: int = 0, should_stop=None, a_colour: str = "alternate") -> MatchSummary:
-    """Play ``games`` games of A vs B (A takes Black in even games, or always the colour ``a_colour`` names:
-    ``"black"`` or ``"white"``); write SGFs; return the summary.
+              max_replays: int = 3, handicap: int = 0, should_stop=None, a_colour: str = "alternate",
+              colour_offset: int = 0) -> MatchSummary:
+    """Play ``games`` games of A vs B (A takes Black in even games, counted from ``colour_offset``, or always
+    the colour ``a_colour`` names: ``"black"`` or ``"white"``); write SGFs; return the summary.
 
     With ``resume``, games already written to ``sgf_dir`` (``gameNNNN.sgf``, each written whole) are
     counted from their ``RE`` and only the missing ones are played, so a killed match goes on.
@@ -281,12 +282,14 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
     voidable = {"": set(), "a": {a.name}, "b": {b.name}, "both": {a.name, b.name}}[replay_crashes]
     try:
         for i in range(games):
-            a_black = i % 2 == 0 if a_colour == "alternate" else a_colour == "black"
+            a_black = (i + colour_offset) % 2 == 0 if a_colour == "alternate" else a_colour == "black"
             if should_stop is not None and summary.games and should_stop(summary):
                 log(f"stopped after {summary.games} games: decided")
                 break
-            if i in done:  # resumed: count the finished game as recorded
-                res, clock = done[i]
+            if i in done:  # resumed: count the finished game as recorded, A in the colour its record names
+                res, clock, names = done[i]
+                if a_colour == "alternate" and a.name in names and names[0] != names[1]:
+                    a_black = names[0] == a.name
                 outcome = parse_result(res)  # a finished game's RE is a win or a draw
                 summary.add(outcome > 0 if outcome else None, a_black)
                 for colour, (sec, moves) in clock.items():
@@ -319,15 +322,86 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
     return summary
 
 
+def split_games(games: int, parts: int) -> list[int]:
+    """``games`` shared out over ``parts`` sub-lines as evenly as possible (the first ones take the rest)."""
+    return [games // parts + (1 if k < games % parts else 0) for k in range(parts)]
+
+
+def run_match_parts(cmd_a: str, cmd_b: str, games: int, parallel: int = 1, sgf_dir: str | None = None,
+                    log=print, should_stop=None, **kw) -> MatchSummary:
+    """``run_match`` as ``parallel`` sub-lines at once (threads, each with its own two engines), the games
+    shared out by ``split_games``; sub-line k writes to ``sgf_dir/part<k>`` (``sgf_dir`` itself when
+    ``parallel`` is 1), so a resumed line finds each part's games where it left them. Colours alternate over
+    each part, part k starting with A Black when k is even (so the colours do not depend on how many games
+    the line has, and a resumed line with more games keeps every recorded game's colours): with two parts A
+    has Black in half of the games, or one game more or less, unless ``a_colour`` fixes them. ``should_stop(summary)`` sees the games of
+    every part together; the first part to find it true stops, and the others after their current game.
+    Returns the parts' summaries merged; an error in any part is raised after all have stopped."""
+    import threading
+    if parallel < 1:
+        raise ValueError(f"parallel is at least 1, not {parallel}")
+    counts = split_games(games, parallel)  # a part with no games starts no engines
+    live: list[MatchSummary | None] = [None] * parallel
+    lock = threading.Lock()
+    decided = threading.Event()
+    errors: list[BaseException] = []
+
+    def merged() -> MatchSummary:
+        out = None
+        for s in live:
+            if s is None:
+                continue
+            if out is None:
+                out = MatchSummary(0, 0, 0, 0, s.a_name, s.b_name)
+            out.merge(s)
+        return out if out is not None else MatchSummary(0, 0, 0, 0, kw.get("name_a", ""), kw.get("name_b", ""))
+
+    def part(k: int) -> None:
+        def stop(summary: MatchSummary) -> bool:
+            with lock:
+                live[k] = summary
+                if decided.is_set():
+                    return True
+                if should_stop is not None and should_stop(merged()):
+                    decided.set()
+                    return True
+                return False
+        if not counts[k]:
+            return
+        sub = sgf_dir if parallel == 1 or not sgf_dir else os.path.join(sgf_dir, f"part{k}")
+        say = log if parallel == 1 else (lambda msg, k=k: log(f"[part {k}] {msg}"))
+        try:
+            s = run_match(cmd_a, cmd_b, counts[k], sgf_dir=sub, log=say, should_stop=stop,
+                          colour_offset=k, **kw)
+        except BaseException as e:  # raised below, once every part has stopped
+            errors.append(e)
+            return
+        with lock:
+            live[k] = s
+
+    if parallel == 1:
+        part(0)
+    else:
+        threads = [threading.Thread(target=part, args=(k,), daemon=True) for k in range(parallel)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    if errors:
+        raise errors[0]
+    return merged()
+
+
 def _recorded_games(sgf_dir: str, games: int) -> dict[int, tuple[str, dict]]:
-    """Games already written (``gameNNNN.sgf``): index -> (``RE``, per-colour thinking time from ``AZC``)."""
+    """Games already written (``gameNNNN.sgf``): index -> (``RE``, per-colour thinking time from ``AZC``,
+    (``PB``, ``PW``))."""
     from azgo.engine.sgf import load_sgf
     done = {}
     for i in range(games):
         path = os.path.join(sgf_dir, f"game{i:04d}.sgf")
         if os.path.exists(path):
             rec = load_sgf(path)
-            done[i] = (rec.result.strip(), _parse_clock(rec.root_props.get("AZC", "")))
+            done[i] = (rec.result.strip(), _parse_clock(rec.root_props.get("AZC", "")), (rec.black, rec.white))
     return done
 
 

@@ -3,9 +3,10 @@
 Each line is one ``azgo match`` (``--komi``, default 7; colours alternating, Tromp-Taylor adjudication after two passes)
 with its SGF files, the engines' stderr and its summary kept in ``OUT/<line>/``; ``OUT/table.md`` is the
 Markdown table (raw counts, win rate with the 95% Wilson interval, Elo, and the command of every line).
-Lines run ``--parallel`` at a time (default 2: one per core, each engine with one thread, so every
+``--parallel`` games run at a time (default 2: one per core, each engine with one thread, so every
 engine has a core to itself while it thinks; with ``--parallel 1`` azgo runs with its default
-``--threads auto`` and Pachi with as many threads). A killed run goes on where it stopped (``azgo match
+``--threads auto`` and Pachi with as many threads): with as many lines as that or more, the lines run side by
+side; with fewer, each line is split into sub-lines (``azgo match --parallel``, games in ``OUT/<line>/part<k>``). A killed run goes on where it stopped (``azgo match
 --resume``). A game in which the opponent's program died is void and played again (``--replay-crashes b``:
 GNU Go 3.8 segfaults now and then on 19x19); a crash of azgo loses.
 
@@ -82,17 +83,22 @@ def lines(args) -> dict[str, dict]:
     return table
 
 
-def match_command(line: dict, folder: str, komi: float) -> list[str]:
+def match_command(line: dict, folder: str, komi: float, parts: int = 1) -> list[str]:
     cmd = ["azgo", "match", "-a", line["a"], "-b", line["b"], "-n", str(line["games"]), "--size", str(line["size"]),
            "--komi", f"{line.get('komi', komi):g}", "--sgf-dir", folder, "--name-a", "azgo", "--resume",
-           "--replay-crashes", "b"]
+           "--replay-crashes", "b"] + (["--parallel", str(parts)] if parts > 1 else [])
     return cmd + (["--time", line["time"]] if line.get("time") else []) + line.get("extra", [])
 
 
-def run_line(name: str, line: dict, out: str, komi: float) -> dict:
+def parts_per_line(parallel: int, lines: int) -> int:
+    """Sub-lines of each line so that ``parallel`` games run at once: 1 when the lines alone fill them."""
+    return max(1, parallel // max(1, lines))
+
+
+def run_line(name: str, line: dict, out: str, komi: float, parts: int = 1) -> dict:
     folder = os.path.join(out, name)
     os.makedirs(folder, exist_ok=True)
-    cmd = match_command(line, folder, komi)
+    cmd = match_command(line, folder, komi, parts)
     t = time.time()
     with open(os.path.join(folder, "match.log"), "a") as log:
         res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=log, text=True)
@@ -125,9 +131,10 @@ def main(argv=None) -> int:
                     help="of gnugo9, pachi9, gnugo13, pachi13, gnugo19, pachi19, gnugo19h2")
     ap.add_argument("--komi", type=float, default=7.0, help="komi of every line (7: the campaign's lines)")
     ap.add_argument("--azgo-args", default="", help="more azgo gtp options, e.g. \"--score-utility 0.3\"")
-    ap.add_argument("--parallel", type=int, default=2)
-    ap.add_argument("--threads", default=None, help="azgo's --threads (and Pachi's threads): default 1 when lines "
-                    "run in parallel (a core per line), else auto (every core: azgo's default)")
+    ap.add_argument("--parallel", type=int, default=2, help="games at once: lines side by side, or a line split "
+                    "into sub-lines when there are fewer lines")
+    ap.add_argument("--threads", default=None, help="azgo's --threads (and Pachi's threads): default 1 when games "
+                    "run in parallel (a core per game), else auto (every core: azgo's default)")
     ap.add_argument("--quick", action="store_true", help="2 games per line, 0.2 s per move (a smoke run)")
     args = ap.parse_args(argv)
     if args.quick:
@@ -141,8 +148,9 @@ def main(argv=None) -> int:
         args.threads = "1" if args.parallel > 1 else "auto"
     os.makedirs(args.out, exist_ok=True)
     table = lines(args)
-    with ThreadPoolExecutor(args.parallel) as pool:
-        rows = list(pool.map(lambda kv: run_line(kv[0], kv[1], args.out, args.komi), table.items()))
+    parts = parts_per_line(args.parallel, len(table))
+    with ThreadPoolExecutor(max(1, min(args.parallel, len(table)))) as pool:
+        rows = list(pool.map(lambda kv: run_line(kv[0], kv[1], args.out, args.komi, parts), table.items()))
     md = ["| opponent | board | azgo per move | games | azgo won | lost | draws | win rate (95% interval) | Elo (95% interval) "
           "| s/move azgo / opponent |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:

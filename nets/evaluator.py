@@ -44,6 +44,7 @@ project machines have none).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from collections import OrderedDict
@@ -152,7 +153,6 @@ def int8_full_range(metadata: dict[str, str]) -> bool:
 def _made_from(session, fp32_path: Path) -> bool:
     """Whether the int8 model of ``session`` records ``fp32_path``'s sha256 as its source (its
     ``azgo_calibration`` metadata, written by :mod:`azgo.nets.quantize`)."""
-    import hashlib
     import json
     meta = session.get_modelmeta().custom_metadata_map
     try:
@@ -374,6 +374,18 @@ class OnnxEvaluator:
     def on_gpu(self) -> bool:
         """Whether the network runs on CUDA (callers batch more leaves per call there)."""
         return self.provider == CUDA_PROVIDER
+
+    @property
+    def file_sha256(self) -> str:
+        """The sha256 of the file that runs (the int8 copy when that is what runs): the hash its card gives
+        (``sha256``, ``int8.sha256`` or ``int8_vnni.sha256``), so a log names the network exactly."""
+        if getattr(self, "_file_sha256", None) is None:
+            self._file_sha256 = hashlib.sha256(Path(self.path).read_bytes()).hexdigest()
+        return self._file_sha256
+
+    def describe(self) -> str:
+        """``large.int8.onnx (int8, sha256 3a9bd179cc8a)``: the file, its precision and its hash's first 12 digits."""
+        return f"{Path(self.path).name} ({getattr(self, 'precision', 'fp32')}, sha256 {self.file_sha256[:12]})"
 
     @property
     def net_name(self) -> str:

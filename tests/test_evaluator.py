@@ -269,7 +269,10 @@ def test_registry_by_board_size_and_gtp_switches_network(tmp_path, monkeypatch, 
     capsys.readouterr()
     engine.execute(parse_command("boardsize 9"))
     assert engine.evaluator.path.name == "default.onnx" and engine.searcher.evaluator is engine.evaluator
-    assert capsys.readouterr().err == "azgo: 9x9: network default.onnx (fp32)\n"  # the switch is said
+    import hashlib
+    digest = hashlib.sha256((tmp_path / "default.onnx").read_bytes()).hexdigest()[:12]
+    # the switch is said, with the file's hash (its card's), so a log names the very network that played
+    assert capsys.readouterr().err == f"azgo: 9x9: network default.onnx (fp32, sha256 {digest})\n"
     assert engine.execute(parse_command("genmove b"))
     engine.execute(parse_command("boardsize 9"))  # no switch, no line
     assert "network" not in capsys.readouterr().err

@@ -194,3 +194,50 @@ def test_a_colour_white_gives_handicap_every_game(tmp_path):
         rec = load_sgf(str(tmp_path / f"game{i:04d}.sgf"))
         assert rec.white == "azgo" and rec.black == "gnugo" and rec.handicap == 2
     assert "as Black 0-0" in out.stdout, out.stdout
+
+
+def test_parallel_parts_share_the_games_resume_and_stop_together(tmp_path):
+    """--parallel K: the games are shared out over K sub-lines (their SGFs in part<k>, colours alternating
+    in each), the summary adds them up, --resume finds each part's games, and a sequential stop seen on all
+    parts together ends every part."""
+    from azgo.gtp.match import run_match_parts, split_games
+
+    def logs_sink(msg):
+        pass
+    assert split_games(5, 2) == [3, 2] and split_games(40, 2) == [20, 20] and split_games(1, 3) == [1, 0, 0]
+    script = tmp_path / "fake.py"
+    script.write_text(FAKE_ENGINE)
+    marker = tmp_path / "unused"
+    passer = f"{sys.executable} {script} {marker} pass"
+    games = tmp_path / "games"
+    cmd = [sys.executable, "-m", "azgo.gtp.cli", "match", "-a", passer, "-b", passer, "-n", "5", "--size", "7",
+           "--komi", "7", "--sgf-dir", str(games), "--name-a", "A", "--name-b", "B", "--parallel", "2"]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    # both pass at once: White wins by komi, so A wins exactly its games as White. Colours alternate over
+    # the line: part0 plays games 1-3 (A Black, White, Black), part1 games 4-5 (A White, Black)
+    assert sorted(p.name for p in (games / "part0").glob("*.sgf")) == ["game0000.sgf", "game0001.sgf", "game0002.sgf"]
+    assert sorted(p.name for p in (games / "part1").glob("*.sgf")) == ["game0000.sgf", "game0001.sgf"]
+    assert not list(games.glob("*.sgf"))
+    assert "5 games, A won 2, B won 3, draws 0" in res.stdout and "A as Black 0-3, as White 2-0" in res.stdout
+    assert load_sgf(str(games / "part1" / "game0000.sgf")).white == "A"
+    assert "[part 1] game 2/2" in res.stderr
+    again = subprocess.run(cmd[:cmd.index("-n") + 1] + ["6"] + cmd[cmd.index("-n") + 2:] + ["--resume"],
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert again.stderr.count("already played") == 5 and (games / "part1" / "game0002.sgf").exists()
+    assert "6 games, A won 3, B won 3" in again.stdout and "A as Black 0-3, as White 3-0" in again.stdout
+    # a resumed game counts in the colours its record names, whatever the colour rule of the run resuming it
+    from azgo.gtp.match import run_match
+    first = run_match(passer, passer, 2, size=7, komi=7.0, sgf_dir=str(tmp_path / "flip"), log=logs_sink,
+                      name_a="A", name_b="B", colour_offset=1)
+    resumed = run_match(passer, passer, 2, size=7, komi=7.0, sgf_dir=str(tmp_path / "flip"), log=logs_sink,
+                        name_a="A", name_b="B", resume=True)
+    assert first.by_colour == resumed.by_colour == {"black": [0.0, 1.0], "white": [1.0, 1.0]}
+    assert resumed.scores == first.scores == [1.0, 0.0]
+    # a sequential test over all parts: once it holds, each part ends after the game it is playing
+    logs: list[str] = []
+    s = run_match_parts(passer, passer, 20, 2, sgf_dir=str(tmp_path / "stop"), log=logs.append,
+                        should_stop=lambda summary: summary.games >= 3, size=7, komi=7.0)
+    assert 3 <= s.games <= 4 and sum("decided" in m for m in logs) == 2
+    assert s.games == sum(len(list((tmp_path / "stop" / f"part{k}").glob("*.sgf"))) for k in range(2))

@@ -61,3 +61,16 @@ def test_handicap_line_gives_two_stones_as_white(tmp_path):
     joined = " ".join(cmd)
     assert "--size 19" in joined and "--komi 0.5" in joined and "-n 20" in joined
     assert cmd[-4:] == ["--handicap", "2", "--a-colour", "white"]
+
+
+def test_a_lone_line_is_split_to_fill_the_parallel_games(tmp_path):
+    """With fewer lines than --parallel games at once, each line runs as sub-lines (azgo match --parallel)."""
+    import argparse
+    from azgo.gtp.strength import lines, match_command, parts_per_line
+    assert parts_per_line(2, 1) == 2 and parts_per_line(2, 3) == 1 and parts_per_line(4, 2) == 2
+    args = argparse.Namespace(seconds=1.0, threads="1", net=None, azgo_args="", lines=["gnugo19h2"], games19h=20,
+                              games=100, pachi_games=None, games13=40, games19=40)
+    line = lines(args)["gnugo19h2"]
+    two = match_command(line, str(tmp_path), komi=7.0, parts=2)
+    assert two[two.index("--parallel") + 1] == "2"
+    assert "--parallel" not in match_command(line, str(tmp_path), komi=7.0)

@@ -64,50 +64,13 @@ class LinesMixin:
         """Play line ``m`` for generation g in ``folder`` (with ``parallel`` sub-lines ``folder/part<k>`` at
         once, each with its share of the games); games already written count (resumed). Returns the
         combined summary."""
-        import threading
-
-        from azgo.gtp.match import MatchSummary, run_match
+        from azgo.gtp.match import run_match_parts
         name_b = m.opponent if m.opponent in ("best", "gnugo", "pachi") else m.name
         cmd_a, cmd_b, ts = self._azgo(self.cand_net(g, m.size), m), self._opponent(m), self._time_settings(m)
-        parts = [m.games // m.parallel + (1 if k < m.games % m.parallel else 0) for k in range(m.parallel)]
-        live: list = [None] * m.parallel  # each sub-line's summary so far, for a test on all of them
-        lock = threading.Lock()
-
-        def combined():
-            out = MatchSummary(0, 0, 0, 0, f"gen{g}", name_b)
-            for s in live:
-                if s is None:
-                    continue
-                out.merge(s)
-            return out
-
-        def part(k: int):
-            def stop(summary, k=k):
-                with lock:
-                    live[k] = summary
-                    return should_stop is not None and should_stop(combined())
-            sub = folder if m.parallel == 1 else os.path.join(folder, f"part{k}")
-            try:
-                s = run_match(cmd_a, cmd_b, parts[k], m.size, m.komi, time_settings=ts, sgf_dir=sub, log=self.log,
-                              name_a=f"gen{g}", name_b=name_b, resume=True, replay_crashes="b",
-                              handicap=m.handicap, should_stop=stop)
-            except BaseException as e:  # handed to the stage: a line with a failed part is not done
-                errors.append(e)
-                return
-            with lock:
-                live[k] = s
-        errors: list = []
-        if m.parallel == 1:
-            part(0)
-        else:
-            threads = [threading.Thread(target=part, args=(k,)) for k in range(m.parallel)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-        if errors:
-            raise errors[0]
-        summary = combined()
+        summary = run_match_parts(cmd_a, cmd_b, m.games, m.parallel, sgf_dir=folder, log=self.log,
+                                  should_stop=should_stop, size=m.size, komi=m.komi, time_settings=ts,
+                                  name_a=f"gen{g}", name_b=name_b, resume=True, replay_crashes="b",
+                                  handicap=m.handicap)
         for line in summary.lines():
             self.log(f"[gen {g}] {m.name}: {line}")
         here = f"{shlex.quote(sys.executable)} -m azgo.gtp.cli"  # shown as the command a user types
