@@ -207,6 +207,10 @@ def test_smoke_recipe_two_generations_killed_twice_and_resumed(tmp_path):
     text = json.dumps(card)
     home = os.path.expanduser("~")
     assert str(tmp_path) not in text and str(ROOT) not in text and (home == "/" or home not in text)  # no machine path
+    from azgo.training.export import read_metadata  # nor inside the network files that ship
+    for f in ("smoke7.onnx", "smoke7.int8.onnx"):
+        meta = json.dumps(read_metadata(run / "registry" / f))
+        assert "<run>/gen0002/selfplay/7" in meta and str(tmp_path) not in meta and str(ROOT) not in meta
     registry = json.loads((run / "registry" / "registry.json").read_text())
     assert registry["networks"] == [{"file": "smoke7.onnx", "sizes": [7, 7], "card": "smoke7.json"}]
     # komi and handicap reached the self-play archive

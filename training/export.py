@@ -352,12 +352,14 @@ def recalibrate_batchnorm(model: AzNet, positions, batches: int = 64, batch_size
 
 def export_checkpoint(checkpoint: str | os.PathLike, out: str | os.PathLike, *, check: bool = True,
                       bn_data: Sequence[str] | None = None, bn_size: int | None = None,
-                      bn_batches: int = 64, log=None) -> tuple[Path, Path]:
+                      bn_batches: int = 64, log=None, name_source=None) -> tuple[Path, Path]:
     """Export a training checkpoint (a dict with ``net`` (size name), ``model`` (state dict) and
     optional ``training``/``strength`` descriptions) to ONNX + card.
 
     ``bn_data`` (SGF sources) with ``bn_size``: first recalibrate the batch-norm statistics on positions
-    of that board size (:func:`recalibrate_batchnorm`); the card records it."""
+    of that board size (:func:`recalibrate_batchnorm`); the card records it. ``name_source(path)`` writes a
+    source as the network file and its card name it (a recipe run: ``<run>/gen0002/selfplay/13``, so that no
+    path of the machine travels inside a shipped network); default: as given."""
     ckpt = torch.load(str(checkpoint), map_location="cpu", weights_only=True)
     net = ckpt["net"]
     model = AzNet(net)
@@ -376,12 +378,13 @@ def export_checkpoint(checkpoint: str | os.PathLike, out: str | os.PathLike, *, 
         if len(positions) == 0:
             raise ExportError(f"no {bn_size}x{bn_size} positions in {' '.join(bn_data)} to recalibrate on")
         seen = recalibrate_batchnorm(model, positions, batches=bn_batches)
+        named = [name_source(p) if name_source else p for p in bn_data]
         note = (f"batch-norm statistics recalibrated on {seen} positions ({bn_batches} batches) drawn from "
-                f"{len(positions)} positions of {positions.games} {bn_size}x{bn_size} games in {', '.join(bn_data)}")
+                f"{len(positions)} positions of {positions.games} {bn_size}x{bn_size} games in {', '.join(named)}")
         prov["batchnorm"] = note
         extra = {"batchnorm": {"board_size": bn_size, "positions_seen": seen, "batches": bn_batches,
                                "from_positions": len(positions), "games": positions.games,
-                               "sources": list(bn_data)}}
+                               "sources": named}}
         if log:
             log(note)
     onnx_path = export_onnx(model, out, net_name=net, provenance=prov)

@@ -236,7 +236,8 @@ class DataMixin:
         for n in self.r.export.bn_sizes:
             folders = self._size_folders(g, n)
             export_checkpoint(ckpt, self.cand_net(g, n), check=True, bn_data=folders or None,
-                              bn_size=n if folders else None, bn_batches=self.r.export.bn_batches)
+                              bn_size=n if folders else None, bn_batches=self.r.export.bn_batches,
+                              name_source=lambda p: relative_paths(p, self.r.root, self.dir))
             self.log(f"[gen {g}] export: {os.path.relpath(self.cand_net(g, n), self.dir)}"
                      + (f" (batch-norm statistics of {n}x{n} positions)" if folders else ""))
 
