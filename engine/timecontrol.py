@@ -249,6 +249,17 @@ class Clock:
             c.period_left = s.period
             c.stones_left = s.stones
 
+    def banks_time(self, color: int) -> bool:
+        """Whether seconds ``color`` leaves unspent on this move are kept for later moves: yes in main time,
+        under Fischer and in a Canadian period; no in a byo-yomi period (a period that is not used up is
+        given back whole, so its unspent seconds are lost) and without a time control."""
+        s, c = self.settings, self.clocks[color]
+        if s.kind == "none":
+            return False
+        if s.kind == "byoyomi":
+            return not c.in_overtime
+        return True
+
     def budget(self, color: int, stones_on_board: int, area: int, lag: float = 1.0) -> float:
         """Seconds to think about the next move of ``color``; ``math.inf`` without a time limit."""
         s = self.settings

@@ -27,6 +27,9 @@ DEFAULT_VISITS = 800
 GPU_BATCH_SIZE = 32
 
 
+EARLY_STOP = ("always", "banked")
+
+
 @dataclass(frozen=True)
 class EngineConfig:
     """Play settings. ``visits``/``seconds`` limit each move (None: ``DEFAULT_VISITS`` unless a time
@@ -52,6 +55,8 @@ class EngineConfig:
     lcb: bool = True
     ladders: bool = True  # ladder reading in the search (SearchConfig.ladder_prior, ladder_capture_prior)
     score_utility: float = 0.0  # weight of the score lead in the search's utility (SearchConfig.score_utility)
+    early_stop: str = "always"  # end a timed search once its move cannot change: "always", or "banked" (only
+    #                             where the clock keeps the seconds saved: not in a byo-yomi period, not with --seconds)
     pass_after_move: bool = False  # False (the default): pass only after the opponent's pass (PlayerConfig.pass_replies_pass)
     symmetry: str = "random"
     cache_size: int = 100_000
@@ -80,6 +85,8 @@ class EngineConfig:
             raise ValueError("lag must be >= 0")
         if not (self.score_utility >= 0 and math.isfinite(self.score_utility)):
             raise ValueError("score_utility must be a number >= 0")
+        if self.early_stop not in EARLY_STOP:
+            raise ValueError(f"early_stop must be one of {', '.join(EARLY_STOP)}, not {self.early_stop!r}")
 
 
 def load_toml(path: str) -> dict:

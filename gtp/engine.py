@@ -211,7 +211,8 @@ class GtpEngine(ClockCommands, ScoringCommands, AnalysisCommands):
         visits = cfg.visits
         if visits is None and cfg.seconds is None and budget is None:
             visits = DEFAULT_VISITS
-        return Limits(visits=visits, seconds=cfg.seconds), budget
+        early = cfg.early_stop == "always" or (budget is not None and self.clock.banks_time(color))
+        return Limits(visits=visits, seconds=cfg.seconds, early_stop=early), budget
 
     def think(self, color: int, exclude=None, callback=None, interval=0.5):
         """Search for ``color`` to move; returns (SearchResult, move or None for resign)."""

@@ -412,6 +412,31 @@ def test_genmove_under_a_clock_answers_quickly():
     assert all(r.ok for r in replies)
 
 
+def test_early_stop_banked_searches_on_where_the_clock_would_lose_the_seconds():
+    """--early-stop banked: the search may end early only where the seconds saved are kept (main time,
+    Fischer, Canadian); in a byo-yomi period and under --seconds it searches its whole time."""
+    from azgo.engine.timecontrol import Clock, TimeSettings
+    clock = Clock(TimeSettings("byoyomi", 10.0, 1.0, 3))
+    assert clock.banks_time(BLACK)  # main time left
+    clock.spend(BLACK, 11.0)  # into the periods
+    assert clock.clocks[BLACK].in_overtime and not clock.banks_time(BLACK) and clock.banks_time(WHITE)
+    assert Clock(TimeSettings("fischer", 10.0, increment=1.0)).banks_time(BLACK)
+    assert Clock(TimeSettings("canadian", 0.0, 30.0, 0, 5)).banks_time(BLACK)
+    assert not Clock().banks_time(BLACK)
+    for mode, commands, early in (
+            ("always", ["kgs-time_settings byoyomi 0 1 3"], True),
+            ("banked", ["kgs-time_settings byoyomi 0 1 3"], False),  # a period from the start
+            ("banked", ["kgs-time_settings byoyomi 60 1 3"], True),  # main time
+            ("banked", ["kata-time_settings fischer 60 1"], True),
+            ("banked", [], False)):  # --seconds alone: nothing is banked
+        engine = make_engine(visits=None, seconds=None if commands else 1.0, early_stop=mode)
+        talk(["boardsize 9"] + commands, engine)
+        limits, _ = engine._limits(BLACK)
+        assert limits.early_stop is early, (mode, commands)
+    with pytest.raises(ValueError, match="early_stop"):
+        EngineConfig(early_stop="never")
+
+
 # ----------------------------------------------------------------------------------------- known bugs
 def test_tree_is_not_reused_for_the_other_colour():
     engine = make_engine()
