@@ -55,8 +55,9 @@ class EngineConfig:
     lcb: bool = True
     ladders: bool = True  # ladder reading in the search (SearchConfig.ladder_prior, ladder_capture_prior)
     score_utility: float = 0.0  # weight of the score lead in the search's utility (SearchConfig.score_utility)
-    early_stop: str = "always"  # end a timed search once its move cannot change: "always", or "banked" (only
-    #                             where the clock keeps the seconds saved: not in a byo-yomi period, not with --seconds)
+    # end a timed search once its move cannot change: "always", or "banked" (only where the clock keeps the
+    # seconds saved: not in a byo-yomi period, not under --seconds)
+    early_stop: str = "always"
     pass_after_move: bool = False  # False (the default): pass only after the opponent's pass (PlayerConfig.pass_replies_pass)
     symmetry: str = "random"
     cache_size: int = 100_000

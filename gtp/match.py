@@ -334,9 +334,10 @@ def run_match_parts(cmd_a: str, cmd_b: str, games: int, parallel: int = 1, sgf_d
     ``parallel`` is 1), so a resumed line finds each part's games where it left them. Colours alternate over
     each part, part k starting with A Black when k is even (so the colours do not depend on how many games
     the line has, and a resumed line with more games keeps every recorded game's colours): with two parts A
-    has Black in half of the games, or one game more or less, unless ``a_colour`` fixes them. ``should_stop(summary)`` sees the games of
-    every part together; the first part to find it true stops, and the others after their current game.
-    Returns the parts' summaries merged; an error in any part is raised after all have stopped."""
+    has Black in half of the games, or one game more or less, unless ``a_colour`` fixes them.
+    ``should_stop(summary)`` sees the games of every part together; the first part to find it true stops,
+    and the others after their current game. Returns the parts' summaries merged; an error in any part is
+    raised after all have stopped."""
     import threading
     if parallel < 1:
         raise ValueError(f"parallel is at least 1, not {parallel}")
