@@ -23,9 +23,10 @@ HELD_OUT = 256  # positions drawn beside the calibration set, on which each int8
 def _closest(tries: list, max_value_mae: float) -> int:
     """Index of the int8 copy to keep among ``tries`` ``[(percentile, path, keep_fp32, report), ...]``: of
     those within the value-MAE bar (all of them if none is), the smallest median score-lead error (the
-    value MAE without a score head); the earlier listed on a tie."""
+    value MAE without a score head); the earlier listed on a tie at the precision the records keep (see
+    `_brief`), so that what a card shows always explains which copy was kept."""
     ok = [i for i, t in enumerate(tries) if t[3]["value_mae"] <= max_value_mae] or list(range(len(tries)))
-    return min(ok, key=lambda i: (tries[i][3].get("lead_median_abs", tries[i][3]["value_mae"]), i))
+    return min(ok, key=lambda i: (_brief(tries[i]).get("lead_median_abs", _brief(tries[i])["value_mae"]), i))
 
 
 def _brief(t: tuple) -> dict:
