@@ -7,8 +7,9 @@ Markdown table (raw counts, win rate with the 95% Wilson interval, Elo, and the 
 engine has a core to itself while it thinks; with ``--parallel 1`` azgo runs with its default
 ``--threads auto`` and Pachi with as many threads): with as many lines as that or more, the lines run side by
 side; with fewer, each line is split into sub-lines (``azgo match --parallel``, games in
-``OUT/<line>/part<k>``). A killed run goes on where it stopped (``azgo match --resume``). A game in which the opponent's program died is void and played again (``--replay-crashes b``:
-GNU Go 3.8 segfaults now and then on 19x19); a crash of azgo loses.
+``OUT/<line>/part<k>``). A killed run goes on where it stopped (``azgo match --resume``). A game in which the
+opponent's program died is void and played again (``--replay-crashes b``: GNU Go 3.8 segfaults now and then on
+19x19); a crash of azgo loses.
 
 Lines (names for ``--lines``):
 

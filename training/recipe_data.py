@@ -26,7 +26,10 @@ def _closest(tries: list, max_value_mae: float) -> int:
     value MAE without a score head); the earlier listed on a tie at the precision the records keep (see
     `_brief`), so that what a card shows always explains which copy was kept."""
     ok = [i for i, t in enumerate(tries) if t[3]["value_mae"] <= max_value_mae] or list(range(len(tries)))
-    return min(ok, key=lambda i: (_brief(tries[i]).get("lead_median_abs", _brief(tries[i])["value_mae"]), i))
+    def error(t: tuple) -> float:
+        brief = _brief(t)
+        return brief.get("lead_median_abs", brief["value_mae"])
+    return min(ok, key=lambda i: (error(tries[i]), i))
 
 
 def _brief(t: tuple) -> dict:
