@@ -15,6 +15,7 @@ import pytest
 
 from azgo.training.recipe import RecipeError, load_recipe, parse_recipe
 from azgo.training.recipe_run import relative_paths, sprt_bounds, sprt_llr
+from azgo.training.recipe_util import sha256
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE = ROOT / "recipes" / "smoke.toml"
@@ -180,6 +181,11 @@ def test_smoke_recipe_two_generations_killed_twice_and_resumed(tmp_path):
     ladder = (run / "lineage" / "ladder.csv").read_text().splitlines()
     assert ladder[0].startswith("generation,line") and [r.split(",")[0] for r in ladder[1:]] == ["0", "1", "2"]
     assert (run / "lineage" / "ladder.png").exists()
+    import torch  # the published checkpoint names its files relative to the repository, the run as <run>/
+    best = torch.load(run / "lineage" / "best.pt", map_location="cpu", weights_only=False)
+    records = json.dumps({k: best.get(k) for k in ("training", "args", "data_files")}, default=str)
+    assert "<run>/" in records and str(tmp_path) not in records and str(ROOT) not in records
+    assert lineage["best"]["checkpoint_sha256"] == sha256(run / "lineage" / "best.pt")
     card = json.loads((run / "registry" / "smoke7.json").read_text())
     from azgo.nets.card import validate_card
     assert validate_card(card) == []  # the schema of the shipped cards, no machine path

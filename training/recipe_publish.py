@@ -11,6 +11,7 @@ from pathlib import Path
 
 from azgo.engine.atomic import atomic_copy, atomic_target, atomic_write
 
+from .portable import write_portable_checkpoint
 from .recipe_util import LADDER_FIELDS, LINEAGE_FILE, STAGES, relative_paths, sha256
 
 
@@ -176,8 +177,7 @@ class PublishMixin:
         os.makedirs(lin, exist_ok=True)
         best = self.state["best"]
         ckpt_dst = os.path.join(lin, "best.pt")
-        if not os.path.exists(ckpt_dst) or sha256(ckpt_dst) != sha256(best["checkpoint"]):
-            atomic_copy(best["checkpoint"], ckpt_dst)
+        write_portable_checkpoint(best["checkpoint"], ckpt_dst, self.r.root, self.dir)   # no machine path in it
         nets = {}
         registry = self.path(self.r.promotion.registry)
         for n, path in best["nets"].items():
@@ -216,8 +216,7 @@ class PublishMixin:
                                                 if k != "selfplay"}, self.r.root, self.dir)}
             trained = os.path.join(self.gen_dir(g), "train", "checkpoint.pt")
             if STAGES.index(self.state["stage"]) > STAGES.index("train") and os.path.exists(trained):
-                if not os.path.exists(cand) or sha256(cand) != sha256(trained):
-                    atomic_copy(trained, cand)
+                write_portable_checkpoint(trained, cand, self.r.root, self.dir)
                 progress["candidate_checkpoint_sha256"] = sha256(cand)
             elif os.path.exists(cand):
                 os.remove(cand)

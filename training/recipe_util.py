@@ -6,6 +6,8 @@ import hashlib
 import os
 from pathlib import Path
 
+from .portable import portable_paths
+
 LADDER_FIELDS = ("generation", "line", "opponent", "size", "seconds", "games", "wins", "losses", "draws",
                  "score", "elo", "promoted", "core_hours")
 LINEAGE_FILE = "lineage.json"
@@ -17,19 +19,7 @@ def sha256(path: str | os.PathLike) -> str:
 
 
 def relative_paths(obj, root: str, run_dir: str):
-    """``obj`` (JSON-like) with every absolute path under ``root`` made relative to it and every path
-    under ``run_dir`` written as ``<run>/...``; other absolute paths keep only their file name."""
-    if isinstance(obj, dict):
-        return {relative_paths(k, root, run_dir): relative_paths(v, root, run_dir) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [relative_paths(v, root, run_dir) for v in obj]
-    if isinstance(obj, str):
-        out = obj
-        for prefix, repl in ((os.path.realpath(run_dir), "<run>/"), (os.path.abspath(run_dir), "<run>/"),
-                             (os.path.realpath(root), ""), (os.path.abspath(root), "")):
-            out = out.replace(prefix + os.sep, repl).replace(prefix, repl.rstrip("/") or ".")
-        home = os.path.expanduser("~")
-        if home not in ("/", "~"):
-            out = out.replace(home + os.sep, "~/")
-        return out
-    return obj
+    """``obj`` (JSON-like) with every absolute path under ``run_dir`` written as ``<run>/...``, under ``root``
+    made relative to it, under the home folder as ``~/...``; other absolute paths keep only their file name
+    (`azgo.training.portable.portable_paths`)."""
+    return portable_paths(obj, root, run_dir)
