@@ -384,7 +384,7 @@ class OnnxEvaluator:
         return self._file_sha256
 
     def describe(self) -> str:
-        """``large.int8.onnx (int8, sha256 3a9bd179cc8a)``: the file, its precision and its hash's first 12 digits."""
+        """``large.int8.onnx (int8, sha256 bd48e773f185)``: the file, its precision and its hash's first 12 digits."""
         return f"{Path(self.path).name} ({getattr(self, 'precision', 'fp32')}, sha256 {self.file_sha256[:12]})"
 
     @property
