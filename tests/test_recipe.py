@@ -265,4 +265,5 @@ def test_a_new_run_folder_continues_the_published_lineage(tmp_path):
     assert "smoke-g0001-7" in cmd and "gen0002/selfplay/7" in cmd  # generation 1's games, from their shards
     pub = json.loads((lin / "lineage.json").read_text())
     assert pub["generation"] == 2 and "in_progress" not in pub and not (lin / "candidate.pt").exists()
+    assert set(pub["generations"]) == {"1", "2"}  # run folder c began at generation 2; generation 1's record stays
     assert [s["data"] for s in pub["selfplay"]] == [str(tmp_path / "data" / f"smoke-g000{g}-7") for g in (1, 2)]

@@ -198,6 +198,13 @@ class PublishMixin:
                 copy_int8_copies(path, dst)
                 nets[n] = self.rel(dst)
         finished = done if done is not None else self.state["generation"] - 1
+        path = os.path.join(lin, LINEAGE_FILE)
+        earlier = {}  # generations published before this run folder began (a fresh clone's state has none of them)
+        if os.path.exists(path):
+            try:
+                earlier = json.loads(Path(path).read_text()).get("generations", {})
+            except ValueError:
+                earlier = {}
         pub = {"recipe": self.r.name, "recipe_sha256": self.r.sha256, "generation": finished,
                "best": {"generation": best["generation"], "checkpoint": "best.pt",
                         "checkpoint_sha256": sha256(ckpt_dst), "nets": nets,
@@ -205,9 +212,10 @@ class PublishMixin:
                "selfplay": [{k: s[k] for k in ("generation", "size", "data")} for s in self.state["selfplay"]
                             if s.get("data") and s["generation"] <= finished],
                "ladder": self.state["ladder"], "core_hours": self.state.get("core_hours", 0.0),
-               "generations": relative_paths({k: {kk: vv for kk, vv in v.items() if kk != "selfplay"}
-                                              for k, v in self.state["generations"].items() if int(k) <= finished},
-                                             self.r.root, self.dir)}
+               "generations": {**{k: v for k, v in earlier.items() if int(k) <= finished},
+                               **relative_paths({k: {kk: vv for kk, vv in v.items() if kk != "selfplay"}
+                                                 for k, v in self.state["generations"].items() if int(k) <= finished},
+                                                self.r.root, self.dir)}}
         cand = os.path.join(lin, "candidate.pt")
         if done is None:
             g = self.state["generation"]
@@ -223,7 +231,6 @@ class PublishMixin:
             pub["in_progress"] = progress
         elif os.path.exists(cand):
             os.remove(cand)
-        path = os.path.join(lin, LINEAGE_FILE)
         atomic_write(path, json.dumps(pub, indent=1) + "\n")
         self.write_ladder(lin)
         what = f"generation {finished} done" + (f", generation {self.state['generation']} at stage "
