@@ -208,7 +208,6 @@ def test_smoke_recipe_two_generations_killed_twice_and_resumed(tmp_path):
                             and vnni["tried"][0]["value_mae"] <= 0.5)
     assert (run / "registry" / "smoke7.int8-vnni.onnx").exists() == vnni["kept"] == ("int8_vnni" in card)
     if vnni["kept"]:
-        from azgo.training.recipe_util import sha256
         assert card["int8_vnni"]["sha256"] == sha256(run / "registry" / "smoke7.int8-vnni.onnx")
     text = json.dumps(card)
     home = os.path.expanduser("~")
