@@ -49,6 +49,12 @@ def names_machine_path(path: Path) -> bool:
     return any(f"/{name}/".encode() in data for name in MACHINE_FOLDERS) or str(ROOT).encode() in data
 
 
+def offenders(skip: list[str]) -> list[Path]:
+    """Tracked files that name a machine path, less those matching a ``skip`` glob."""
+    return [p for p in tracked() if p.is_file() and names_machine_path(p)
+            and not any(fnmatch.fnmatch(str(p.relative_to(ROOT)), g) for g in skip)]
+
+
 def rewrite_text(path: Path) -> bool:
     """Absolute paths under the machine folders in a text file, made portable (see `portable_paths`)."""
     text = path.read_text()
@@ -64,8 +70,7 @@ def main(argv=None) -> int:
     ap.add_argument("--skip", action="append", default=[], help="leave files matching this glob alone")
     ap.add_argument("--also", action="append", default=[], help="a folder whose .onnx/.pt copies get the same rewrite")
     args = ap.parse_args(argv)
-    files = [p for p in tracked() if p.is_file() and names_machine_path(p)
-             and not any(fnmatch.fnmatch(str(p.relative_to(ROOT)), g) for g in args.skip)]
+    files = offenders(args.skip)
     if args.check:
         for p in files:
             print(p.relative_to(ROOT))
@@ -114,8 +119,7 @@ def main(argv=None) -> int:
             changed.append(lineage)
     for p in changed:
         print(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p)
-    left = [p for p in tracked() if p.is_file() and names_machine_path(p)
-            and not any(fnmatch.fnmatch(str(p.relative_to(ROOT)), g) for g in args.skip)]
+    left = offenders(args.skip)
     for p in left:
         print(f"still names a machine path: {p.relative_to(ROOT)}", file=sys.stderr)
     return 1 if left else 0
