@@ -749,3 +749,18 @@ def test_source_share_groups_hold_one_share_together():
     assert draws[0] / sum(draws) == pytest.approx(0.125) and draws[1] / sum(draws) == pytest.approx(0.375)
     w, report = D.share_weights(games, [0, 1, -1], [0.2, 0.3], ["a", "b"])
     assert report["9"] == {"a": 0.2, "b": 0.3, "other": 0.5}
+
+
+def test_komi_inputs_turn_on_from_an_init_and_stay_on_through_resume(archive, tmp_path):
+    """--komi-inputs on a run initialised from a checkpoint without them: the model trains them (the komi
+    weight moves), the checkpoint keeps them, a resumed run (without the flag) keeps them too."""
+    T.run(_config(archive, tmp_path / "old", steps=2), log=lambda m: None)
+    old = T.load_checkpoint(tmp_path / "old" / "checkpoint.pt")
+    assert float(old["model"]["komi_inputs"]) == 0.0
+    T.run(_config(archive, tmp_path / "k", steps=4, komi_inputs=True, init=str(tmp_path / "old" / "checkpoint.pt")),
+          log=lambda m: None)
+    k = T.load_checkpoint(tmp_path / "k" / "checkpoint.pt")
+    assert float(k["model"]["komi_inputs"]) == 1.0 and float(k["model"]["value_komi"]) != 0.0
+    T.run(_config(archive, tmp_path / "k", steps=6, resume=True), log=lambda m: None)
+    again = T.load_checkpoint(tmp_path / "k" / "checkpoint.pt")
+    assert again["step"] == 6 and float(again["model"]["komi_inputs"]) == 1.0

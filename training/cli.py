@@ -174,6 +174,10 @@ def parse_size_mix(value):
               help="Train this share of the positions of played-out games at another komi (-10 to 20): the final "
                    "board's margin does not depend on komi, so the komi plane, score and value targets follow it "
                    "(0: off).")
+@click.option("--komi-inputs", is_flag=True,
+              help="Let the komi reach the score and value heads directly (the score head predicts the margin on "
+                   "the board, komi is added as the game adds it): turns them on for a network initialised "
+                   "without them; a checkpoint made with them keeps them.")
 @click.option("--max-final-margin", default=0.0, show_default=True, type=click.FloatRange(0, 2),
               help="Drop the ownership/score targets of games that ended with an area margin above this share "
                    "of the board (e.g. 0.75: played out until the loser's groups were all dead); 0 keeps all.")

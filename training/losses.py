@@ -42,9 +42,13 @@ def lr_at(config, step: int) -> float:
 
 
 def make_optimizer(model: torch.nn.Module, config) -> torch.optim.SGD:
-    """SGD with momentum; weight decay on conv/linear weights only (not on BN parameters or biases)."""
+    """SGD with momentum; weight decay on conv/linear weights only (not on BN parameters or biases).
+    The value head's komi weight is trained only when the model's komi inputs are on (so the optimiser of a
+    checkpoint from before them still matches the model it resumes)."""
     decay, no_decay = [], []
-    for p in model.parameters():
+    for name, p in model.named_parameters():
+        if name == "value_komi" and not getattr(model, "_komi_on", False):
+            continue
         (decay if p.ndim > 1 else no_decay).append(p)
     groups = [{"params": decay, "weight_decay": config.weight_decay},
               {"params": no_decay, "weight_decay": 0.0}]

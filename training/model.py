@@ -26,6 +26,13 @@ Outputs (all from the perspective of the side to move; ``H*W`` indices are ``row
 * ``value``     ``[B]`` in [-1, 1]: +1 = the side to move wins.
 * ``ownership`` ``[B, H*W]`` in [-1, 1]: +1 = the point ends owned by the side to move (0 off-board).
 * ``score``     ``[B]`` expected final score margin of the side to move, in points (komi included).
+
+Komi inputs (``AzNet.komi_inputs``, off for networks trained before it; ``azgo train --komi-inputs`` turns it
+on): the komi plane also reaches the two scalar heads directly. The score head then predicts the margin on the
+board and the side to move's komi advantage ``k`` (the komi plane's mean times ``KOMI_SCALE``) is added to it,
+exactly as the game's score adds komi; the value logit gets ``value_komi * k`` (one learned weight). Measured
+reason: with komi only as an input plane, networks trained with komi spread and komi augmentation still moved
+their empty-board score lead by only 0.27-0.56 points per point of komi (mid-game positions: 0.77-0.94).
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from azgo.engine.planes import FEATURE_VERSION, NUM_PLANES, ON_BOARD_PLANE
+from azgo.engine.planes import FEATURE_VERSION, KOMI_PLANE, KOMI_SCALE, NUM_PLANES, ON_BOARD_PLANE
 
 #: Logit given to off-board (padding) points of the policy output.
 OFF_BOARD_LOGIT = 1.0e4
@@ -223,7 +230,25 @@ class AzNet(nn.Module):
         self.value_out = nn.Linear(size.value_fc, 1)
         self.score_out = nn.Linear(size.value_fc, 1)
         self.ownership_out = nn.Conv2d(h, 1, 1, bias=False)
+        # komi inputs (see the module docstring): a flag kept in the state dict, and the value head's komi weight
+        self.register_buffer("komi_inputs", torch.zeros(()))
+        self.value_komi = nn.Parameter(torch.zeros(()))
+        self._komi_on = False
         self.reset_parameters()
+
+    def set_komi_inputs(self, on: bool = True) -> None:
+        """Let the komi reach the score and value heads directly (kept in checkpoints and exports)."""
+        self.komi_inputs.fill_(1.0 if on else 0.0)
+        self._komi_on = bool(on)
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        """As ``nn.Module.load_state_dict``; a state dict from before komi inputs loads with them off."""
+        state_dict = dict(state_dict)
+        state_dict.setdefault("komi_inputs", torch.zeros(()))
+        state_dict.setdefault("value_komi", torch.zeros(()))
+        out = super().load_state_dict(state_dict, strict=strict, assign=assign)
+        self._komi_on = bool(self.komi_inputs.item() != 0.0)
+        return out
 
     def reset_parameters(self) -> None:
         """Initialise for training from scratch.
@@ -275,15 +300,21 @@ class AzNet(nn.Module):
         # value, score, ownership
         v = self.value_conv(x, mask)                                        # [B, h, H, W]
         hidden = F.relu(self.value_fc(global_pool(v, area, size_term)))
-        value = torch.tanh(self.value_out(hidden)).squeeze(1)
+        value_logit = self.value_out(hidden).squeeze(1)
         score = (self.score_out(hidden) * SCORE_SCALE).squeeze(1)
+        if self._komi_on:  # a Python flag: the exported graph has these nodes only when it is on
+            komi = (planes[:, KOMI_PLANE] * mask[:, 0]).sum(dim=(1, 2)) / area[:, 0] * KOMI_SCALE  # [B]
+            value_logit = value_logit + self.value_komi * komi
+            score = score + komi
+        value = torch.tanh(value_logit)
         ownership = torch.flatten(torch.tanh(self.ownership_out(v)) * mask, 1)
         return policy, value, ownership, score
 
 
 def count_parameters(model: nn.Module) -> int:
-    """Number of trainable parameters."""
-    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+    """Number of trainable parameters in use (the value head's komi weight only when komi inputs are on)."""
+    return sum(p.numel() for name, p in model.named_parameters()
+               if p.requires_grad and (name != "value_komi" or getattr(model, "_komi_on", False)))
 
 
 def randomize_batchnorm(model: nn.Module, seed: int = 0) -> None:

@@ -185,6 +185,8 @@ class DataMixin:
                "--validate-every", str(max(1, t.steps // 2)), "--checkpoint-every", str(max(1, t.steps // 4))]
         if t.komi_augment:
             cmd += ["--komi-augment", f"{t.komi_augment:g}"]
+        if t.komi_inputs:
+            cmd += ["--komi-inputs"]
         if t.lr_steps:
             cmd += ["--lr-steps", ",".join(str(s) for s in t.lr_steps)]
         if t.threads:

@@ -99,6 +99,7 @@ class TrainConfig:
     size_mix: dict[int, float] = field(default_factory=dict)  # batch board-size weights ({}: by positions)
     max_final_margin: float = 0.0  # drop ownership/score targets of games won by > this share of the board
     komi_augment: float = 0.0  # this share of played-out positions trained at another komi (PositionSet.set_komi_augment)
+    komi_inputs: bool = False  # turn on the model's komi inputs (AzNet.set_komi_inputs); a checkpoint keeps them on
     source_weights: list = field(default_factory=list)  # [source, sample weight, policy weight] per source
     source_shares: list = field(default_factory=list)  # [source, share of its size's draws(, group)] per source
 
@@ -301,6 +302,8 @@ def _build_state(start: _Start, device: torch.device) -> TrainState:
         model.load_state_dict((resumed or start.init)["model"])
     else:
         model = build_model(config.net, seed=config.seed)
+    if config.komi_inputs and resumed is None:
+        model.set_komi_inputs(True)
     model.to(device).train()
     scaler = torch.amp.GradScaler("cuda") if device.type == "cuda" else None
     state = TrainState(model, make_optimizer(model, config), np.random.default_rng(config.seed), device, scaler)
