@@ -218,6 +218,12 @@ def test_smoke_recipe_two_generations_killed_twice_and_resumed(tmp_path):
         assert "<run>/gen0002/selfplay/7" in meta and str(tmp_path) not in meta and str(ROOT) not in meta
     registry = json.loads((run / "registry" / "registry.json").read_text())
     assert registry["networks"] == [{"file": "smoke7.onnx", "sizes": [7, 7], "card": "smoke7.json"}]
+    # training.komi_inputs reached the checkpoint and the exported graph (the komi added to the score)
+    import onnx
+    import torch
+    best = torch.load(run / "gen0002" / "train" / "checkpoint.pt", weights_only=False)
+    assert float(best["model"]["komi_inputs"]) == 1.0
+    assert "value_komi" in {i.name for i in onnx.load(str(run / "registry" / "smoke7.onnx")).graph.initializer}
     # komi and handicap reached the self-play archive
     from azgo.engine.sgf import load_sgf
     recs = [load_sgf(f) for f in glob.glob(str(run / "gen000*" / "selfplay" / "7" / "*.sgf"))]

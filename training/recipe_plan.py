@@ -73,7 +73,9 @@ class PlanMixin:
         lines.append(f"  train: {t.steps} steps of {t.batch_size}, lr {t.lr:g}"
                      + (f" x{t.lr_decay:g} at {', '.join(map(str, t.lr_steps))}" if t.lr_steps else "")
                      + ", loss weights " + ", ".join(f"{k} {v:g}" for k, v in t.loss_weights.items())
-                     + (", size mix " + ", ".join(f"{n}x{n} {v:g}" for n, v in sorted(t.size_mix.items())) if t.size_mix else ""))
+                     + (", size mix " + ", ".join(f"{n}x{n} {v:g}" for n, v in sorted(t.size_mix.items())) if t.size_mix else "")
+                     + (f", komi augmentation {t.komi_augment:g}" if t.komi_augment else "")
+                     + (", komi inputs (score = margin on the board + komi)" if t.komi_inputs else ""))
         lines.append("  export: " + ", ".join(f"{n}x{n} (batch norm of {n}x{n} positions)" for n in r.export.bn_sizes))
         q = r.quantize
         lines.append(f"  quantize: int8, value MAE <= {q.max_value_mae:g} on {q.calibration_positions} positions, "
