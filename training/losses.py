@@ -46,9 +46,8 @@ def make_optimizer(model: torch.nn.Module, config) -> torch.optim.SGD:
     The value head's komi weight is trained only when the model's komi inputs are on (so the optimiser of a
     checkpoint from before them still matches the model it resumes)."""
     decay, no_decay = [], []
-    for name, p in model.named_parameters():
-        if name == "value_komi" and not getattr(model, "_komi_on", False):
-            continue
+    named = model.parameters_in_use() if hasattr(model, "parameters_in_use") else model.named_parameters()
+    for _, p in named:
         (decay if p.ndim > 1 else no_decay).append(p)
     groups = [{"params": decay, "weight_decay": config.weight_decay},
               {"params": no_decay, "weight_decay": 0.0}]

@@ -32,7 +32,8 @@ on): the komi plane also reaches the two scalar heads directly. The score head t
 board and the side to move's komi advantage ``k`` (the komi plane's mean times ``KOMI_SCALE``) is added to it,
 exactly as the game's score adds komi; the value logit gets ``value_komi * k`` (one learned weight). Measured
 reason: with komi only as an input plane, networks trained with komi spread and komi augmentation still moved
-their empty-board score lead by only 0.27-0.56 points per point of komi (mid-game positions: 0.77-0.94).
+their empty-board score lead by only 0.1-0.56 points per point of komi; 400 steps with komi inputs from such a
+network gave 0.77-1.00 on 9x9-19x19 (docs/TRAINING.md, "Komi inputs").
 """
 
 from __future__ import annotations
@@ -241,6 +242,11 @@ class AzNet(nn.Module):
         self.komi_inputs.fill_(1.0 if on else 0.0)
         self._komi_on = bool(on)
 
+    def parameters_in_use(self) -> list[tuple[str, nn.Parameter]]:
+        """``named_parameters()`` without the value head's komi weight while komi inputs are off (it is then
+        outside the graph: not trained, not counted)."""
+        return [(n, p) for n, p in self.named_parameters() if n != "value_komi" or self._komi_on]
+
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
         """As ``nn.Module.load_state_dict``; a state dict from before komi inputs loads with them off."""
         state_dict = dict(state_dict)
@@ -313,8 +319,8 @@ class AzNet(nn.Module):
 
 def count_parameters(model: nn.Module) -> int:
     """Number of trainable parameters in use (the value head's komi weight only when komi inputs are on)."""
-    return sum(p.numel() for name, p in model.named_parameters()
-               if p.requires_grad and (name != "value_komi" or getattr(model, "_komi_on", False)))
+    named = model.parameters_in_use() if isinstance(model, AzNet) else model.named_parameters()
+    return sum(p.numel() for _, p in named if p.requires_grad)
 
 
 def randomize_batchnorm(model: nn.Module, seed: int = 0) -> None:
