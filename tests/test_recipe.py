@@ -122,6 +122,33 @@ def test_plan_starts_a_published_generation_where_the_run_will(tmp_path):
     assert "next: generation 2, from stage selfplay" in run.plan()
 
 
+def test_a_stage_stopped_by_sigterm_keeps_its_time(tmp_path):
+    """SIGTERM in the middle of a stage: the loop stops with KeyboardInterrupt, and the state on disk keeps
+    the stage where it was, with the seconds it ran counted (a generation resumed across sessions reports
+    all its hours); what the stage held unsaved in memory is not written."""
+    from azgo.training.recipe_run import RecipeRun, terminate_as_interrupt
+    run = RecipeRun(load_recipe(SMOKE), str(tmp_path / "r"))
+    run.state = {"recipe": run.r.name, "generation": 1, "stage": "selfplay", "core_hours": 1.0,
+                 "generations": {"1": {"seconds": {"selfplay": 100.0}}}}
+    run.save()
+
+    def stage(g):
+        run.state["stage"] = "half-written"  # in memory only: must not reach the disk
+        time.sleep(0.3)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler interrupts this
+        raise AssertionError("SIGTERM did not stop the stage")
+    run.stage_selfplay = stage
+    old = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt), terminate_as_interrupt():
+        run._run_stages(None)
+    assert signal.getsignal(signal.SIGTERM) == old
+    saved = json.loads((tmp_path / "r" / "state.json").read_text())
+    assert saved["stage"] == "selfplay" and saved["generation"] == 1
+    assert 100.3 <= saved["generations"]["1"]["seconds"]["selfplay"] < 104
+    assert saved["core_hours"] > 1.0
+
+
 def test_recipe_helpers():
     assert sprt_llr([], 0, 35) == 0
     lo, hi = sprt_bounds(0.05, 0.05)

@@ -5,6 +5,7 @@ of `azgo.training.loop` configured by options.
 from __future__ import annotations
 
 import os
+import sys
 
 import click
 
@@ -148,6 +149,7 @@ def _run_recipe(ctx, recipe_file, run_dir, plan, publish, generations, device, w
         parse_device(device)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--device") from None
+    runner = None
     try:
         recipe = load_recipe(recipe_file)
         explicit = ctx.get_parameter_source("workers") == ParameterSource.COMMANDLINE
@@ -163,5 +165,10 @@ def _run_recipe(ctx, recipe_file, run_dir, plan, publish, generations, device, w
             click.echo(path)
             return
         runner.run(generations=generations)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the stage in progress recorded its time and stopped its children
+        where = (f" at generation {runner.state['generation']}, stage {runner.state['stage']}"
+                 if runner is not None and runner.state else "")
+        click.echo(f"azgo loop: stopped{where}; the same command resumes", err=True)
+        sys.exit(130)
     except RecipeError as e:
         raise click.ClickException(str(e)) from None

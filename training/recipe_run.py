@@ -29,10 +29,13 @@ recipe's ``[start]``. ``plan()`` says what the next generation will do without d
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
+import signal
 import sys
+import threading
 import time
 
 from azgo.engine.atomic import atomic_copy, atomic_write
@@ -43,6 +46,23 @@ from .recipe_lines import LinesMixin, sprt_bounds, sprt_llr  # noqa: F401  (re-e
 from .recipe_plan import PlanMixin
 from .recipe_publish import PublishMixin, plot_ladder  # noqa: F401  (re-exported)
 from .recipe_util import LADDER_FIELDS, LINEAGE_FILE, STAGES, relative_paths, sha256  # noqa: F401  (re-exported)
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt():
+    """SIGTERM raises KeyboardInterrupt in the main thread while the loop runs (as Ctrl-C does), so that the
+    stage in progress ends its children and records its time before the loop exits (restored afterwards)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handle(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    old = signal.signal(signal.SIGTERM, handle)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
@@ -221,15 +241,32 @@ class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
                      f"folder began (so that the same command resumes a killed run), and generation {stop_after} is "
                      f"done; --generations {self.state['generation'] - first + 1} runs generation "
                      f"{self.state['generation']}")
+        with terminate_as_interrupt():
+            self._run_stages(stop_after)
+
+    def _count_time(self, state: dict, g: int, stage: str, spent: float) -> None:
+        """Add ``spent`` seconds of ``stage`` to generation ``g``'s stage seconds and the run's core-hours."""
+        info = state["generations"].setdefault(str(g), {})
+        info.setdefault("seconds", {})[stage] = round(info.get("seconds", {}).get(stage, 0.0) + spent, 1)
+        cores = os.cpu_count() or 1
+        state["core_hours"] = round(state.get("core_hours", 0.0) + spent * cores / 3600, 4)
+
+    def _run_stages(self, stop_after: int | None) -> None:
         while stop_after is None or self.state["generation"] <= stop_after:
             g, stage = self.state["generation"], self.state["stage"]
             t0 = time.time()
-            getattr(self, f"stage_{stage}")(g)
+            try:
+                getattr(self, f"stage_{stage}")(g)
+            except BaseException:
+                # A stage stopped part way (SIGTERM, Ctrl-C, an error) keeps the time it ran: counted into the
+                # state as last saved (whatever the stage held in memory unsaved stays unsaved), so that a
+                # generation resumed across sessions reports all its hours. Only kill -9 loses the time.
+                self.state = self._load_state() or self.state
+                self._count_time(self.state, g, stage, time.time() - t0)
+                self.save()
+                raise
             spent = time.time() - t0
-            info = self.state["generations"].setdefault(str(g), {})
-            info.setdefault("seconds", {})[stage] = round(info.get("seconds", {}).get(stage, 0.0) + spent, 1)
-            cores = os.cpu_count() or 1
-            self.state["core_hours"] = round(self.state.get("core_hours", 0.0) + spent * cores / 3600, 4)
+            self._count_time(self.state, g, stage, spent)
             nxt = STAGES.index(stage) + 1
             if nxt == len(STAGES):
                 self.state.update(generation=g + 1, stage=STAGES[0])
