@@ -9,9 +9,10 @@ The evaluator makes int8 the default where top-move agreement >= 97% and mean va
 Usage: python benchmarks/int8_accuracy.py --net NET.onnx SGF_DIR [SGF_DIR...] [--quick]
 
 ``--shipped`` measures what users get instead: each packaged network (9x9, 13x13, 19x19) against the int8
-copy that ``azgo analysis`` uses on this CPU (``<net>.int8-vnni.onnx`` where it ships and the CPU has VNNI, else
-``<net>.int8.onnx``; the 7-bit copy, which play uses, is measured too when it is not that one, as
-``int8_7bit_...``), on ``--positions`` real positions of that size from the games in ``docs/strength/campaign*``
+copy that ``azgo analysis`` uses (``<net>.int8-vnni.onnx`` where it ships and the CPU has VNNI; on a CPU without
+VNNI analysis then runs fp32, and that copy is measured emulated, its QDQ graph unfused; else ``<net>.int8.onnx``;
+the 7-bit copy, which play uses, is measured too when it is not that one, as ``int8_7bit_...``; and
+``RESULT analysis_precision_<N>x<N>`` says what analysis runs on this CPU), on ``--positions`` real positions of that size from the games in ``docs/strength/campaign*``
 (closed folders, so the positions stay the same as new lines are played)
 (default 500), and prints ``RESULT int8_winrate_mae_<N>x<N>``, ``int8_winrate_median_<N>x<N>``,
 ``int8_lead_mae_<N>x<N>``, ``int8_lead_median_<N>x<N>`` and ``int8_top1_agreement_<N>x<N>`` (the analysis
@@ -123,6 +124,7 @@ def symmetry_spread(net, planes: np.ndarray, legal: np.ndarray) -> tuple[float, 
 
 
 def shipped(args) -> int:
+    from azgo.nets.evaluator import int8_vnni_sibling
     from azgo.nets.quantize import int8_path_for
     from azgo.nets.registry import default_net_path
     root = Path(__file__).resolve().parent.parent
@@ -136,10 +138,20 @@ def shipped(args) -> int:
         played = OnnxEvaluator(net, EvalConfig(precision="vnni")).path  # what azgo analysis uses on this CPU
         x, legal = positions_of_size(frozen, size, n_pos, seed=size)
         key = f"{size}x{size}"
-        copies = [("int8", played)] + ([("int8_7bit", int8_path_for(net))] if played != int8_path_for(net) else [])
+        vnni_copy = int8_vnni_sibling(net)
+        emulated = played == net and vnni_copy.is_file()  # a CPU without VNNI: analysis runs fp32
+        if emulated:
+            print(f"{key}: azgo analysis on this CPU (no VNNI) runs {net.name} in fp32; {vnni_copy.name}, which it "
+                  "runs on a VNNI CPU, is measured emulated (its QDQ graph unfused: exact int8 products)")
+        first = vnni_copy if emulated else played
+        copies = [("int8", first)] + ([("int8_7bit", int8_path_for(net))] if first != int8_path_for(net) else [])
+        results[f"analysis_precision_{key}"] = "fp32" if played == net else ("int8-vnni" if played == vnni_copy
+                                                                             else "int8-7bit")
         for label, q in copies:
-            acc = compare_int8(net, q, x, legal)
-            print(f"{key} {net.name} vs {q.name}{' (azgo analysis on this CPU)' if q == played else ''} on {len(x)} "
+            emulate = emulated and q == vnni_copy
+            acc = compare_int8(net, q, x, legal, emulate=emulate)
+            where = " (azgo analysis on this CPU)" if q == played else " (emulated)" if emulate else ""
+            print(f"{key} {net.name} vs {q.name}{where} on {len(x)} "
                   f"positions: winrate |int8 - fp32| median {acc['winrate_median_abs']:.4f} mean "
                   f"{acc['winrate_mae']:.4f}; score lead median {acc['lead_median_abs']:.3f} mean "
                   f"{acc['lead_mae']:.3f} max {acc['lead_max_abs']:.2f} points; top move agreement "

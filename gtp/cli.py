@@ -305,8 +305,9 @@ def _exit_with_parent(log) -> None:
               help="auto | cpu | cuda | cuda:N: where the network runs.")
 @click.option("--precision", type=click.Choice(["auto", "fp32", "int8", "vnni"]), default="vnni", show_default=True,
               help="vnni = <net>.int8-vnni.onnx where it is beside the net and this CPU has VNNI (8-bit weights: "
-                   "winrates and score leads closer to fp32's), else as auto; auto = int8 when <net>.int8.onnx is "
-                   "beside the net and the net runs on the CPU, else fp32.")
+                   "winrates and score leads closer to fp32's); where it is beside the net on a CPU without VNNI, "
+                   "fp32; else as auto; auto = int8 when <net>.int8.onnx is beside the net and the net runs on "
+                   "the CPU, else fp32.")
 def analysis_cmd(net, visits, max_time, positions, threads, batch_size, max_memory, report_as, symmetry,
                  cache_size, seed, quit_without_waiting, device, precision):
     """KataGo's JSON analysis protocol on stdin/stdout (KaTrain, review scripts)."""

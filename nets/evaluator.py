@@ -182,7 +182,8 @@ class EvalConfig:
         :mod:`azgo.nets.quantize`). "auto": int8 when that model is beside the network and the network runs
         on the CPU, else the file as it is (``precision`` and ``path`` of the evaluator say which). "vnni"
         (analysis): ``<name>.int8-vnni.onnx`` (8-bit weights, closer to fp32's winrate and score lead at the
-        same speed) where it lies beside the network, was made from it and this CPU has VNNI; else as "auto".
+        same speed) where it lies beside the network, was made from it and this CPU has VNNI; where it lies
+        beside the network on a CPU without VNNI, the fp32 network; else (no such copy) as "auto".
     seed: seed of the generator that draws "random" symmetries (None = fresh entropy).
     device: "cpu" | "auto" | "cuda" | "cuda:N" (see the module docstring, :func:`choose_providers`).
     """
@@ -259,10 +260,16 @@ class OnnxEvaluator:
         self.config = config or EvalConfig()
         want = self.config.precision
         on_cpu = choose_providers(self.config.device, ort.get_available_providers())[0] == CPU_PROVIDER
-        vnni = (want == "vnni" and on_cpu and not Path(path).name.endswith((INT8_SUFFIX, INT8_VNNI_SUFFIX))
-                and int8_vnni_sibling(path).is_file() and not int8_saturates())
+        analysis_copy = (want == "vnni" and on_cpu and not Path(path).name.endswith((INT8_SUFFIX, INT8_VNNI_SUFFIX))
+                         and int8_vnni_sibling(path).is_file())
+        vnni = analysis_copy and not int8_saturates()
+        # An analysis copy ships where the 7-bit copy's figures are not close enough to fp32's for analysis; on a
+        # CPU without VNNI (where the 8-bit copy cannot run in int8) analysis then runs the fp32 network itself:
+        # there the 7-bit copy is only 1.4-1.8x faster (nets/quantize.py), and an 8-bit copy with unsigned weights
+        # and fp32 blocks, as close as the VNNI copy, was no faster than fp32 (docs/USING.md, int8 accuracy).
+        exact = analysis_copy and not vnni
         if want in ("auto", "vnni"):  # int8 where it is beside the net and the net runs on the CPU
-            want = "int8" if vnni or (on_cpu and int8_sibling(path).is_file()) else "any"
+            want = "int8" if vnni or (on_cpu and int8_sibling(path).is_file() and not exact) else "any"
         self.path = int8_vnni_sibling(path) if vnni else self._choose_file(Path(path), want)
         self._want_precision = want
         so = ort.SessionOptions()

@@ -116,7 +116,7 @@ def test_full_range_int8_falls_back_to_fp32_where_it_saturates(tmp_path, monkeyp
 def test_precision_vnni_takes_the_8bit_copy_where_the_cpu_has_vnni_and_only_for_its_own_network(tmp_path, monkeypatch,
                                                                                              capsys):
     """``net.int8-vnni.onnx`` (8-bit weights) beside ``net.int8.onnx``: precision "vnni" (azgo analysis's default)
-    takes it on a VNNI CPU, the 7-bit copy elsewhere; "auto" and "int8" (play) keep the 7-bit copy; a VNNI copy
+    takes it on a VNNI CPU, the fp32 network elsewhere; "auto" and "int8" (play) keep the 7-bit copy; a VNNI copy
     made from another network is passed over with a message; alone on a CPU without VNNI, "vnni" plays fp32.
     The promotion helper copies both files and removes a stale one."""
     import azgo.nets.evaluator as ev
@@ -132,8 +132,10 @@ def test_precision_vnni_takes_the_8bit_copy_where_the_cpu_has_vnni_and_only_for_
     assert OnnxEvaluator(fp32, EvalConfig(precision="vnni")).path == vnni
     for precision in ("auto", "int8"):
         assert OnnxEvaluator(fp32, EvalConfig(precision=precision)).path == seven
-    monkeypatch.setattr(ev, "int8_saturates", lambda: True)
-    assert OnnxEvaluator(fp32, EvalConfig(precision="vnni")).path == seven
+    monkeypatch.setattr(ev, "int8_saturates", lambda: True)  # no VNNI: analysis in fp32, play in 7-bit int8
+    exact = OnnxEvaluator(fp32, EvalConfig(precision="vnni"))
+    assert exact.path == fp32 and exact.precision == "fp32"
+    assert OnnxEvaluator(fp32, EvalConfig(precision="auto")).path == seven
     # another network's VNNI copy (a newer net.onnx beside an old copy): the 7-bit copy, or fp32
     monkeypatch.setattr(ev, "int8_saturates", lambda: False)
     other = tmp_path / "other.onnx"
@@ -188,3 +190,22 @@ def test_azgo_quantize_from_games(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "azgo.gtp.cli", "quantize", str(NETS / "large9.onnx")],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "--games" in bad.stderr
+
+
+def test_emulated_int8_is_the_int8_computation_unfused(tmp_path):
+    """compare_int8(emulate=True) runs the QDQ graph unfused: for a 7-bit copy (exact in int8 on every CPU)
+    it gives the fused run's figures; an 8-bit copy emulated is close to fp32 on any CPU (the figures that a
+    VNNI CPU gives, measured here on one without)."""
+    import azgo.nets.quantize as q
+    x = _positions(9, 48)
+    fp32 = tmp_path / "net.onnx"
+    fp32.write_bytes((NETS / "large9.onnx").read_bytes())
+    seven = q.quantize_int8(fp32, x[:32])
+    fused, emulated = q.compare_int8(fp32, seven, x[32:]), q.compare_int8(fp32, seven, x[32:], emulate=True)
+    assert abs(fused["value_mae"] - emulated["value_mae"]) < 0.003
+    assert abs(fused["lead_mae"] - emulated["lead_mae"]) < 0.05
+    assert emulated["value_mae"] > 0  # it did run the quantized graph, not the fp32 one
+    eight = q.quantize_int8(fp32, x[:32], q.int8_vnni_path_for(fp32), full_range=True,
+                            percentile=q.ANALYSIS_PERCENTILE)
+    acc = q.compare_int8(fp32, eight, x[32:], emulate=True)
+    assert 0 < acc["value_mae"] < 0.05 and acc["top1_agreement"] >= 0.8
