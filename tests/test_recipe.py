@@ -299,3 +299,50 @@ def test_a_new_run_folder_continues_the_published_lineage(tmp_path):
     assert pub["generation"] == 2 and "in_progress" not in pub and not (lin / "candidate.pt").exists()
     assert set(pub["generations"]) == {"1", "2"}  # run folder c began at generation 2; generation 1's record stays
     assert [s["data"] for s in pub["selfplay"]] == [str(tmp_path / "data" / f"smoke-g000{g}-7") for g in (1, 2)]
+
+
+def _random_games(folder: Path, games: int, moves: int, seed: int) -> None:
+    """``games`` 7x7 SGF games of ``moves`` random legal moves each (sgfmill)."""
+    import random
+
+    from sgfmill import sgf
+
+    from azgo.engine.game import Game
+    rng = random.Random(seed)
+    folder.mkdir(parents=True)
+    for i in range(games):
+        game, rec = Game(7, 9.0), sgf.Sgf_game(size=7)
+        rec.root.set("KM", 9.0)
+        for k in range(moves):
+            move = rng.choice(game.board.legal_moves()[:-1])
+            game.play(move)
+            node = rec.extend_main_sequence()
+            node.set_move("b" if k % 2 == 0 else "w", (move // 7, move % 7))
+        (folder / f"g{i}.sgf").write_bytes(rec.serialise())
+
+
+def test_int8_copy_of_a_generation_with_short_games_is_measured_on_held_out_positions(tmp_path):
+    """A generation whose own games are too short for a calibration set and a held-out set (its network
+    passed early) draws from the training window's games too, so its int8 copy is still compared with fp32
+    on positions it was not calibrated on; with no window it says it measured on calibration positions."""
+    pytest.importorskip("onnx")
+    pytest.importorskip("torch")
+    from azgo.training.export import export_random
+    from azgo.training.recipe_run import RecipeRun
+    net = tmp_path / "net.onnx"
+    export_random("b2c16", 1, net, check=False)
+    _random_games(tmp_path / "g1", 6, 30, seed=1)
+    _random_games(tmp_path / "g2", 6, 4, seed=2)  # 24 positions: fewer than calibration_positions + 16
+    own = {"generation": 2, "size": 7, "path": str(tmp_path / "g2"), "games": 6}
+    for window, where in (([{"generation": 1, "size": 7, "path": str(tmp_path / "g1")}], "held-out"),
+                          ([], "calibration")):
+        run = RecipeRun(load_recipe(SMOKE), str(tmp_path / f"r{len(window)}"))
+        run.state = {"recipe": run.r.name, "generation": 2, "stage": "quantize", "selfplay": window,
+                     "generations": {"2": {"selfplay": [own]}}}
+        run.log = lambda msg: None
+        result = run._quantize_one(str(net), 7, run._size_folders(2, 7), 2)
+        assert result["measured_on"].endswith(f" {where} positions"), result
+        if window:
+            # 24 + 180 positions in all: the recipe's 32 calibrate, the other 172 are held out
+            assert result["measured_on"] == "172 held-out positions", result
+            assert result["calibration"] == "32 positions of 7x7 games of generation 2's data and the training window's"

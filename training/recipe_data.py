@@ -231,9 +231,12 @@ class DataMixin:
 
     def _size_folders(self, g: int, n: int) -> list[str]:
         """Games of size n for batch-norm statistics and calibration: generation g's own, else the window's."""
-        mine = [s["path"] for s in self.state["generations"].get(str(g), {}).get("selfplay", []) if s["size"] == n]
-        if mine:
-            return mine
+        return self._own_folders(g, n) or self._window_folders(n)
+
+    def _own_folders(self, g: int, n: int) -> list[str]:
+        return [s["path"] for s in self.state["generations"].get(str(g), {}).get("selfplay", []) if s["size"] == n]
+
+    def _window_folders(self, n: int) -> list[str]:
         return [self._readable(p) for s in self.r.window.sources if s.size == n for p in self._expand(s.path)]
 
     def stage_export(self, g: int) -> None:
@@ -265,16 +268,22 @@ class DataMixin:
         from .calibration import games_of_size, random_positions, sample_positions
         from .workers import archive_games
         q = self.r.quantize
+        want = q.calibration_positions + HELD_OUT
         files = [f for d in folders for f in archive_games(d)]
-        drawn = (sample_positions(games_of_size(files, n), q.calibration_positions + HELD_OUT, seed=g)
-                 if files else [])
+        drawn = sample_positions(games_of_size(files, n), want, seed=g) if files else []
+        source = f"generation {g}'s data"
+        if files and self.state and len(drawn) < q.calibration_positions + 16:  # short games: add the window's
+            more = [f for d in self.window(g)[0] if d not in folders for f in archive_games(d)]
+            wider = sample_positions(games_of_size(files + more, n), want, seed=g) if more else []
+            if len(wider) > len(drawn):
+                drawn, source = wider, f"generation {g}'s data and the training window's"
         held = min(HELD_OUT, max(len(drawn) - q.calibration_positions, len(drawn) // 4))
         if held >= 16:  # too few games for both sets: a quarter of the positions is held out
             planes, test = drawn[:-held], drawn[-held:]
-            note, where = f"{len(planes)} positions of {n}x{n} games of generation {g}'s data", "held-out"
+            note, where = f"{len(planes)} positions of {n}x{n} games of {source}", "held-out"
         elif len(drawn):
             planes, test = drawn, drawn[-HELD_OUT:]
-            note, where = f"{len(planes)} positions of {n}x{n} games of generation {g}'s data", "calibration"
+            note, where = f"{len(planes)} positions of {n}x{n} games of {source}", "calibration"
         else:
             planes = random_positions(n, q.calibration_positions + HELD_OUT, seed=g)
             planes, test = planes[:-HELD_OUT], planes[-HELD_OUT:]
