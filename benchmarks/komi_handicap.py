@@ -12,9 +12,16 @@ positions of that size from the games under ``docs/strength`` and sets only thei
 move gets -10, 0, +10 and +20 points of komi; the mean rise of the side to move's raw lead per point of komi given
 to it is ``komi_slope_midgame_<N>x<N>`` (1.0 exact; a network blind to komi scores 0).
 
+The empty board's lead alone does not say whether its level is right: in self-play at the fair komi the
+side that wins on average need not be Black. ``--selfplay FOLDER`` compares Black's raw lead with the final
+margin over the games there of that size that began on the empty board (no forked start, no handicap) and were
+played out to a score (any komi): its mean error at move 0 and over moves 0, 1, 2, 4, 8, 16, 30 is
+``lead_bias_<N>x<N>`` (0 is right; positive: Black's lead too high).
+
 Targets (the training-recipe issue): slope 0.6-1.4 on every size, winrate monotone, handicap leads as above.
 
-Usage: python3 benchmarks/komi_handicap.py [--net NET.onnx] [--precision int8|fp32] [--sizes 9,13,19] [--quick]
+Usage: python3 benchmarks/komi_handicap.py [--net NET.onnx] [--precision int8|fp32] [--sizes 9,13,19]
+                                          [--selfplay FOLDER] [--quick]
 """
 
 from __future__ import annotations
@@ -77,6 +84,42 @@ def handicap_lead(ev: OnnxEvaluator, stones: int, visits: int, size: int = 19) -
     return raw, -float(result.score_lead)
 
 
+SAMPLE_MOVES = (0, 1, 2, 4, 8, 16, 30)
+
+
+def lead_bias(ev: OnnxEvaluator, size: int, folder: str, limit: int = 400) -> tuple[float, float, int]:
+    """(Mean of Black's raw lead - final margin at move 0, the same over `SAMPLE_MOVES`, games used): the
+    first ``limit`` games of ``size`` in ``folder`` that began on the empty board (no ``AZO`` forked start,
+    no handicap stones) and ended with a score (``B+3.5``, ``W+1``; draws as 0), at whatever komi."""
+    import glob
+    import os
+    import re
+
+    from azgo.engine.board import BLACK, WHITE
+    from azgo.engine.sgf import load_sgf
+    first, every, used = [], [], 0
+    for path in sorted(glob.glob(os.path.join(folder, "*.sgf"))):
+        rec = load_sgf(path)
+        props = rec.root_props
+        scored = re.fullmatch(r"([BW])\+(\d+(?:\.\d+)?)", rec.result or "")
+        if (rec.size != size or "AZO" in props or rec.handicap or any(rec.setup) or rec.first_player == WHITE
+                or not (scored or rec.result == "0")):
+            continue
+        final = 0.0 if not scored else float(scored.group(2)) * (1 if scored.group(1) == "B" else -1)
+        moves = [k for k in SAMPLE_MOVES if k < len(rec.moves)]
+        games = [rec.to_game(k) for k in moves]
+        out = ev.evaluate(np.stack([encode_game(g) for g in games]), np.stack([g.board.legal_mask() for g in games]))
+        black = [float(v) if g.to_move == BLACK else -float(v) for g, v in zip(games, out.score)]
+        first.append(black[0] - final)
+        every.extend(b - final for b in black)
+        used += 1
+        if used >= limit:
+            break
+    if not used:
+        raise SystemExit(f"no played-out {size}x{size} game from the empty board in {folder}")
+    return float(np.mean(first)), float(np.mean(every)), used
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--net", help="one network for every size (default: the packaged network of each size)")
@@ -84,6 +127,7 @@ def main() -> int:
     ap.add_argument("--sizes", default="9,13,19")
     ap.add_argument("--visits", type=int, default=200)
     ap.add_argument("--midgame", type=int, default=200, help="real positions per size for the mid-game slope")
+    ap.add_argument("--selfplay", metavar="FOLDER", help="self-play games for the lead's level (lead_bias_<N>x<N>)")
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -109,6 +153,11 @@ def main() -> int:
             print(f"{n}x{n}: over {used} real positions, the side to move's lead rises {mid:.2f} points per point "
                   f"of komi given to it (target 0.6-1.4)")
             results[f"komi_slope_midgame_{n}x{n}"] = f"{mid:.3f}"
+        if args.selfplay:
+            at0, over, used = lead_bias(ev, n, args.selfplay, 100 if args.quick else 400)
+            print(f"{n}x{n}: over {used} played-out self-play games from the empty board, Black's raw lead minus the "
+                  f"final margin: {at0:+.2f} at move 0, {over:+.2f} over moves {', '.join(map(str, SAMPLE_MOVES))}")
+            results[f"lead_bias_{n}x{n}"] = f"{over:.2f}"
     if 19 in sizes:
         ev = evaluator(19, args.net, args.precision)
         for stones in (2, 4, 9):
