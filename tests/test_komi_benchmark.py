@@ -30,8 +30,8 @@ def test_lead_bias_counts_only_played_out_games_from_the_empty_board(tmp_path):
         "scored": f"(;GM[1]FF[4]SZ[9]KM[7]RE[B+5]{MOVES})",
         "resigned": f"(;GM[1]FF[4]SZ[9]KM[7]RE[W+R]{MOVES})",
         "forked": f"(;GM[1]FF[4]SZ[9]KM[7]AZO[3]RE[W+30]{MOVES})",
-        "handicap": f"(;GM[1]FF[4]SZ[9]KM[0.5]HA[2]AB[cg][gc]PL[W]RE[W+30];W[ee];B[cc])",
-        "other_size": f"(;GM[1]FF[4]SZ[7]KM[7]RE[W+30];B[dd];W[cc])",
+        "handicap": "(;GM[1]FF[4]SZ[9]KM[0.5]HA[2]AB[cg][gc]PL[W]RE[W+30];W[ee];B[cc])",
+        "other_size": "(;GM[1]FF[4]SZ[7]KM[7]RE[W+30];B[dd];W[cc])",
         "draw": f"(;GM[1]FF[4]SZ[9]KM[7]RE[0]{MOVES})",
     }
     for name, text in games.items():
