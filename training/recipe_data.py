@@ -231,12 +231,9 @@ class DataMixin:
 
     def _size_folders(self, g: int, n: int) -> list[str]:
         """Games of size n for batch-norm statistics and calibration: generation g's own, else the window's."""
-        return self._own_folders(g, n) or self._window_folders(n)
-
-    def _own_folders(self, g: int, n: int) -> list[str]:
-        return [s["path"] for s in self.state["generations"].get(str(g), {}).get("selfplay", []) if s["size"] == n]
-
-    def _window_folders(self, n: int) -> list[str]:
+        mine = [s["path"] for s in self.state["generations"].get(str(g), {}).get("selfplay", []) if s["size"] == n]
+        if mine:
+            return mine
         return [self._readable(p) for s in self.r.window.sources if s.size == n for p in self._expand(s.path)]
 
     def stage_export(self, g: int) -> None:
@@ -285,7 +282,7 @@ class DataMixin:
             planes, test = drawn, drawn[-HELD_OUT:]
             note, where = f"{len(planes)} positions of {n}x{n} games of {source}", "calibration"
         else:
-            planes = random_positions(n, q.calibration_positions + HELD_OUT, seed=g)
+            planes = random_positions(n, want, seed=g)
             planes, test = planes[:-HELD_OUT], planes[-HELD_OUT:]
             note, where = "random legal positions", "held-out random"
         final = int8_path_for(net)
