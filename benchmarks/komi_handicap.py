@@ -27,17 +27,22 @@ Usage: python3 benchmarks/komi_handicap.py [--net NET.onnx] [--precision int8|fp
 from __future__ import annotations
 
 import argparse
+import glob
+import os
+import re
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+from azgo.engine.board import BLACK, WHITE
 from azgo.engine.features import encode_game
 from azgo.engine.game import Game
 from azgo.engine import planes as P
 from azgo.engine.mcts import SearchConfig
 from azgo.engine.search import Limits, Searcher
+from azgo.engine.sgf import load_sgf
 from azgo.nets.evaluator import EvalConfig, OnnxEvaluator
 from azgo.nets.registry import default_net_path
 
@@ -91,19 +96,13 @@ def lead_bias(ev: OnnxEvaluator, size: int, folder: str, limit: int = 400) -> tu
     """(Mean of Black's raw lead - final margin at move 0, the same over `SAMPLE_MOVES`, games used): the
     first ``limit`` games of ``size`` in ``folder`` that began on the empty board (no ``AZO`` forked start,
     no handicap stones) and ended with a score (``B+3.5``, ``W+1``; draws as 0), at whatever komi."""
-    import glob
-    import os
-    import re
-
-    from azgo.engine.board import BLACK, WHITE
-    from azgo.engine.sgf import load_sgf
     first, every, used = [], [], 0
     for path in sorted(glob.glob(os.path.join(folder, "*.sgf"))):
         rec = load_sgf(path)
         props = rec.root_props
         scored = re.fullmatch(r"([BW])\+(\d+(?:\.\d+)?)", rec.result or "")
-        if (rec.size != size or "AZO" in props or rec.handicap or any(rec.setup) or rec.first_player == WHITE
-                or not (scored or rec.result == "0")):
+        if (rec.size != size or not rec.moves or "AZO" in props or rec.handicap or any(rec.setup)
+                or rec.first_player == WHITE or not (scored or rec.result == "0")):
             continue
         final = 0.0 if not scored else float(scored.group(2)) * (1 if scored.group(1) == "B" else -1)
         moves = [k for k in SAMPLE_MOVES if k < len(rec.moves)]

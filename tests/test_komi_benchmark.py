@@ -33,6 +33,7 @@ def test_lead_bias_counts_only_played_out_games_from_the_empty_board(tmp_path):
         "handicap": "(;GM[1]FF[4]SZ[9]KM[0.5]HA[2]AB[cg][gc]PL[W]RE[W+30];W[ee];B[cc])",
         "other_size": "(;GM[1]FF[4]SZ[7]KM[7]RE[W+30];B[dd];W[cc])",
         "draw": f"(;GM[1]FF[4]SZ[9]KM[7]RE[0]{MOVES})",
+        "no_moves": "(;GM[1]FF[4]SZ[9]KM[7]RE[0])",
     }
     for name, text in games.items():
         (tmp_path / f"{name}.sgf").write_text(text)

@@ -269,7 +269,7 @@ class DataMixin:
         files = [f for d in folders for f in archive_games(d)]
         drawn = sample_positions(games_of_size(files, n), want, seed=g) if files else []
         source = f"generation {g}'s data"
-        if files and self.state and len(drawn) < q.calibration_positions + 16:  # short games: add the window's
+        if files and len(drawn) < q.calibration_positions + 16:  # short games: add the training window's
             more = [f for d in self.window(g)[0] if d not in folders for f in archive_games(d)]
             wider = sample_positions(games_of_size(files + more, n), want, seed=g) if more else []
             if len(wider) > len(drawn):
