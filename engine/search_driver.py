@@ -23,6 +23,7 @@ class _Run:
         self.playouts = 0
         self.nn = 0.0
         self.stopping = False
+        self.deadline = math.inf  # every thread checks it (not only the searching one)
         self.error: BaseException | None = None
 
 
@@ -97,6 +98,9 @@ class DriverMixin:
     def _worker(self, run: _Run) -> None:
         try:
             while not run.stopping:
+                if self.now() >= run.deadline:  # a helper that runs while the searching thread waits
+                    run.stopping = True        # for the GIL must not search past the budget
+                    break
                 self._step(run)
         except BaseException as e:  # handed to the searching thread
             run.error = e
@@ -136,6 +140,7 @@ class DriverMixin:
             deadline = t0 + limits.seconds
         if budget is not None:
             deadline = min(deadline, t0 + budget)
+        run.deadline = deadline
         last_cb = t0
         stopped_early = False
         moves_available = root.moves is not None and len(root.moves) > 1

@@ -306,6 +306,7 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
             summary.add(None if out.winner is None else out.winner == BLACK, a_black)
             clock = {c: (out.seconds.get(c, 0.0), sum(1 for col, m in out.moves if col == c and m is not None))
                      for c in (BLACK, WHITE)}
+            clock = _parse_clock(_clock_text(clock))  # as the SGF keeps it, so --resume sums the same seconds
             for colour, (sec, moves) in clock.items():
                 summary.add_time("a" if (colour == BLACK) == a_black else "b", sec, moves)
             if sgf_dir and out.game is not None:
@@ -434,7 +435,7 @@ def _play_replaying_crashes(i: int, games: int, black: GtpClient, white: GtpClie
 
 def _clock_text(clock: dict) -> str:
     """``B:seconds:moves W:seconds:moves`` of one game (the SGF root's ``AZC``)."""
-    return " ".join(f"{'B' if c == BLACK else 'W'}:{sec:.2f}:{moves}" for c, (sec, moves) in sorted(clock.items()))
+    return " ".join(f"{'B' if c == BLACK else 'W'}:{sec:.3f}:{moves}" for c, (sec, moves) in sorted(clock.items()))
 
 
 def _parse_clock(text: str) -> dict:

@@ -152,6 +152,32 @@ def test_seconds_limit_and_stop_event():
     assert 0.99 <= r.seconds <= 1.02
 
 
+def test_a_helper_thread_stops_at_the_budget_while_the_searching_thread_is_held_up():
+    """Two threads: when the searching thread is held up (here: its network call waits, as a thread
+    starved of the GIL or the CPU does), the helper thread must not go on searching past the budget."""
+    import threading
+    clock = FakeClock()
+    ev = ScriptedEvaluator(cost=0.02, clock=clock)
+    inner = ev.evaluate
+    helper_calls = []
+
+    def evaluate(planes, legal, keys=None):
+        if threading.current_thread() is threading.main_thread():
+            if clock() > 0.2:  # held up for up to 1 s of real time, or until the helper has made 50 calls
+                t = time.monotonic()
+                while len(helper_calls) < 50 and time.monotonic() - t < 1.0:
+                    time.sleep(0.002)
+        else:
+            helper_calls.append(clock())
+        return inner(planes, legal, keys)
+
+    ev.evaluate = evaluate
+    s = Searcher(ev, SearchConfig(threads=2), seed=0, now=clock)
+    r = s.search(Game(9), Limits(visits=10 ** 6, early_stop=False), budget=0.5)
+    assert helper_calls and max(helper_calls) < 0.5  # no helper call began after the budget
+    assert r.seconds <= 0.5 + 2 * 0.02, r.seconds  # at most one call in flight on each thread
+
+
 def play_game_on_clock(settings: TimeSettings, size=9, moves=120, cost=0.02, lag=1.0, threads=1):
     """Both sides play through ``Player`` (its clock budget, pass rules, resignation off) with
     ``threads`` search threads; the evaluator's cost moves a simulated clock (plus real time)."""
