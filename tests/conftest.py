@@ -25,6 +25,25 @@ def gnugo(gnugo_path):
         engine.close()
 
 
+def pytest_sessionfinish(session):
+    """Under pytest-xdist (``-n 2``) each worker hands its GNU Go counts to the controller, which prints them."""
+    out = getattr(session.config, "workeroutput", None)
+    if out is not None:
+        out["gnugo_summary"] = list(_gnugo_helper.SUMMARY)
+
+
+class _WorkerSummaries:
+    """The controller's side of ``pytest_sessionfinish`` above (an xdist hook: registered only with xdist)."""
+
+    def pytest_testnodedown(self, node, error):
+        _gnugo_helper.SUMMARY.extend(getattr(node, "workeroutput", {}).get("gnugo_summary", []))
+
+
+def pytest_configure(config):
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_WorkerSummaries(), "azgo-gnugo-summaries")
+
+
 def pytest_terminal_summary(terminalreporter):
     """Print the counts the GNU Go differential tests collected (games, moves, exclusions...)."""
     if _gnugo_helper.SUMMARY:

@@ -435,8 +435,8 @@ GAME_SETS = [
     (5, "mc", range(3000, 3020), 0.0, None, True, None),
     (5, "fill", range(3100, 3110), 0.5, 150, True, 7.5),
     (13, "mc", range(4000, 4004), 0.0, None, True, None),
-    (19, "mc", range(5000, 5016), 0.0, None, True, None),
-    (19, "fill", range(6000, 6010), 0.15, 900, True, 7.5),
+    (19, "mc", range(5000, 5010), 0.0, None, True, None),
+    (19, "fill", range(6000, 6006), 0.15, 900, True, 7.5),
 ]
 
 

@@ -51,11 +51,20 @@ def _variant(tmp_path, old: str, new: str, name="bad.toml") -> Path:
     ("bn_sizes = [7]", "bn_sizes = [9]", "gate.size: no network is exported for 7x7"),
     ("fair = { 7 = 9.0 }", "fair = { 9 = 7.0 }", "selfplay.komi.fair: no fair komi for board size 7"),
 ])
-@pytest.mark.slow
-def test_a_bad_field_fails_before_any_work_naming_the_field(tmp_path, old, new, field):
+def test_a_bad_field_fails_naming_the_field(tmp_path, old, new, field):
     bad = _variant(tmp_path, old, new)
     with pytest.raises(RecipeError, match=field.replace("[", r"\[").replace("(", r"\(")):
         load_recipe(bad)
+
+
+@pytest.mark.parametrize("old,new,field", [
+    ("full_visits = 8", "full_visit = 8", "selfplay.full_visit: unknown field"),
+    ("bn_sizes = [7]", "bn_sizes = [9]", "gate.size: no network is exported for 7x7"),
+])
+@pytest.mark.slow
+def test_azgo_loop_with_a_bad_field_fails_before_any_work_naming_it(tmp_path, old, new, field):
+    """``azgo loop`` reads the recipe (``load_recipe``, every field's check above) before it starts anything."""
+    bad = _variant(tmp_path, old, new)
     run = tmp_path / "run"
     out = subprocess.run(AZGO + ["loop", "--recipe", str(bad), "--run-dir", str(run), "--generations", "1"],
                          capture_output=True, text=True, timeout=120)

@@ -212,7 +212,8 @@ def play_game_on_clock(settings: TimeSettings, size=9, moves=120, cost=0.02, lag
 ], ids=["absolute10s", "byoyomi5x1s", "main5s+byoyomi1x1s", "canadian5in5s", "fischer10s+1s"])
 @pytest.mark.slow
 def test_simulated_clock_never_overruns(settings, threads):
-    clocks, worst, game = play_game_on_clock(settings, threads=threads)
+    cost = 0.05 if settings.kind == "fischer" else 0.02  # simulated seconds a network call: 1 s budgets, or 0.5 s
+    clocks, worst, game = play_game_on_clock(settings, threads=threads, cost=cost)
     assert game.move_number > 60
     for c in (BLACK, WHITE):
         cc = clocks.clocks[c]
@@ -230,7 +231,9 @@ def test_fischer_games_lose_no_time_and_use_the_clock(settings, size):
     """Fischer clocks as gtp2ogs sends them (kata-time_settings): a whole game of moves on 9x9 and 19x19 without a
     flag, spending most of each increment (not a fixed small budget) and never over the per-move cap."""
     moves = 120 if size == 9 else 100  # 19x19: far enough for 10 s + 1 s to run down to its increment
-    clocks, worst, game = play_game_on_clock(settings, size=size, moves=moves, lag=0.5)
+    # a network call costs 0.1 simulated seconds: budgets here are 1-3 s a move, so a search still makes
+    # 10-30 calls a move and overruns by at most one call (the byo-yomi tests above use 0.02 for 0.5 s budgets)
+    clocks, worst, game = play_game_on_clock(settings, size=size, moves=moves, cost=0.1, lag=0.5)
     assert game.move_number >= 60
     for c in (BLACK, WHITE):
         cc = clocks.clocks[c]

@@ -32,7 +32,7 @@ def walk(root):
 def test_search_stops_growing_at_the_memory_cap():
     release_memory(collect=True)
     base = rss_mb()
-    cap = base + 40
+    cap = base + 30
     s = Searcher(ScriptedEvaluator(tactic=1.0), SearchConfig(max_memory_mb=cap, batch_size=16), seed=1)
     g = Game(19)
     t = time.monotonic()
@@ -138,7 +138,7 @@ def test_gtp_genmove_answers_at_the_cap_and_says_so(capsys):
     from azgo.gtp.engine import GtpEngine
     from azgo.gtp.protocol import parse as parse_command
     release_memory(collect=True)
-    cap = rss_mb() + 25
+    cap = rss_mb() + 15
     eng = GtpEngine(EngineConfig(visits=10 ** 7, max_memory=cap, threads=1, resign_threshold=0), ScriptedEvaluator(tactic=1.0))
     assert eng.execute(parse_command("boardsize 19")) == ""
     move = eng.execute(parse_command("genmove b"))
@@ -153,7 +153,7 @@ def test_gtp_genmove_answers_at_the_cap_and_says_so(capsys):
 @needs_proc
 def test_pondering_uses_the_threads_and_stops_at_the_cap():
     release_memory(collect=True)
-    cap = rss_mb() + 30
+    cap = rss_mb() + 15
     s = Searcher(ScriptedEvaluator(tactic=1.0), SearchConfig(threads=2, max_memory_mb=cap), seed=6)
     g = Game(19)
     s.ponder(g, max_visits=10 ** 7)
