@@ -150,11 +150,14 @@ class Player:
                 return m
         return pass_move
 
-    def should_resign(self, game, color: int, winrate: float, enabled: bool = True) -> bool:
-        """Record ``color``'s root winrate at this move; True when it should resign now."""
+    def should_resign(self, game, color: int, winrate: float, enabled: bool = True,
+                      lead: float | None = None) -> bool:
+        """Record ``color``'s root winrate (and score ``lead``, its own) at this move; True when it should resign
+        now."""
         g = game
         area = g.size * g.size
-        resign = self.trackers[color].observe(winrate, g.move_number, area, g.handicap_stones, color == WHITE)
+        resign = self.trackers[color].observe(winrate, g.move_number, area, g.handicap_stones, color == WHITE,
+                                              lead=lead)
         return resign and enabled
 
     # ------------------------------------------------------------------ play
@@ -165,7 +168,8 @@ class Player:
         result = self.searcher.search(game, limits, budget=budget, stop=stop, callback=callback,
                                       interval=interval, exclude=exclude)
         move = self.choose(game, exclude)
-        return Decision(move, self.should_resign(game, color, result.winrate), result, result.winrate)
+        return Decision(move, self.should_resign(game, color, result.winrate, lead=result.score_lead), result,
+                        result.winrate)
 
 
 def pass_is_safe(board: Board, komi: float, color: int) -> bool:

@@ -298,6 +298,27 @@ def test_resignation():
     assert any(black.observe(0.07, m, area, handicap=4, is_white=False) for m in (22, 24, 26, 28))
 
 
+def test_black_receiving_a_handicap_does_not_resign_while_behind_by_less_than_the_stones_are_worth():
+    from azgo.engine.resign import handicap_worth
+    area, cfg = 361, ResignConfig(threshold=0.1, consecutive=3)
+    assert handicap_worth(0) == 0 and handicap_worth(2) == 8 and handicap_worth(4) == 22 and handicap_worth(9) == 57
+    inside, outside, even = ResignTracker(cfg), ResignTracker(cfg), ResignTracker(cfg)
+    moves = range(100, 140, 2)
+    assert not any(inside.observe(0.02, m, area, handicap=4, lead=-15.0) for m in moves)  # 15 < 22 points behind
+    assert any(outside.observe(0.02, m, area, handicap=4, lead=-30.0) for m in moves)
+    assert any(even.observe(0.02, m, area, handicap=0, lead=-15.0) for m in moves)  # no stones: the winrate rules
+    white = ResignTracker(cfg)  # White giving the stones: the lead changes nothing
+    assert any(white.observe(0.02, m, area, handicap=4, is_white=True, lead=-15.0) for m in moves)
+    # the player hands the search's lead on: Black in a 4-stone game, 15 points behind, keeps playing
+    game = Game(19, komi=0.5)
+    game.place_fixed_handicap(4)
+    player = Player(Searcher(ScriptedEvaluator(), seed=0), PlayerConfig(resign=cfg))
+    for _ in range(100):  # past the first quarter of the game, where nobody resigns
+        game.play(next(m for m in game.board.legal_moves() if m != game.board.pass_move))
+    assert not any(player.should_resign(game, BLACK, 0.02, lead=-15.0) for _ in range(5))
+    assert any(player.should_resign(game, BLACK, 0.02, lead=-30.0) for _ in range(5))
+
+
 def test_search_resigns_in_a_lost_position():
     # White has nothing; Black owns the board: White's searches report a tiny winrate.
     g = game_with(["C3", "C4", "C5", "D3", "D5", "E3", "E4", "E5", "G7", "G6"], [], komi=0, to_move=WHITE)

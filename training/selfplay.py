@@ -341,7 +341,8 @@ class SelfPlayRunner:
                 net = s.root_policy[root.moves] if s.root_policy is not None else root.raw_prior
                 props["AZK"] = f"{policy_surprise(target[root.moves], net):.4f}"
         winrate = (root.q() + 1) / 2
-        if slot.player.should_resign(g, me, winrate, enabled=slot.resign_on):
+        lead = root.score if root.expanded else None  # the network's lead at the root, ``me``'s
+        if slot.player.should_resign(g, me, winrate, enabled=slot.resign_on, lead=lead):
             slot.result = ("W" if me == BLACK else "B") + "+R"
             return
         g.play(move)
