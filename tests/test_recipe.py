@@ -131,6 +131,71 @@ def test_plan_starts_a_published_generation_where_the_run_will(tmp_path):
     assert "next: generation 2, from stage selfplay" in run.plan()
 
 
+def test_training_init_latest_carries_on_from_a_generation_its_gate_did_not_promote(tmp_path, monkeypatch):
+    """training.init = "latest": generation 3 trains from generation 2's checkpoint although generation 2 was not
+    promoted (generation 1 stays the best, for self-play and the gate); the lineage publishes that checkpoint
+    (latest.pt) and a new run folder (a fresh clone) takes it up; the default (best) starts from the best."""
+    from azgo.training.checkpoints import save_atomic
+    from azgo.training.model import build_model
+    from azgo.training import recipe_data
+    from azgo.training.recipe_run import RecipeRun
+    lin = tmp_path / "lineage"
+    text = SMOKE.read_text().replace('dir = "<run>/lineage"\ndata = "<run>/data"',
+                                     f'dir = "{lin}"\ndata = "{tmp_path / "data"}"')
+    (tmp_path / "latest.toml").write_text(text.replace("[training]\n", '[training]\ninit = "latest"\n')
+                                          .replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
+    (tmp_path / "best.toml").write_text(text.replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
+    recipe = load_recipe(tmp_path / "latest.toml")
+    assert recipe.training.init == "latest" and load_recipe(tmp_path / "best.toml").training.init == "best"
+
+    def checkpoint(path, seed):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        save_atomic({"net": "b2c16", "model": build_model("b2c16", seed=seed).state_dict(), "step": 8,
+                     "training": "test"}, path)
+
+    def state_at_generation_2_promote(run):
+        best = os.path.join(run.gen_dir(1), "train", "checkpoint.pt")
+        checkpoint(best, 1)
+        net = os.path.join(run.gen_dir(1), "net7.onnx")
+        Path(net).write_bytes(b"the best 7x7 network")
+        checkpoint(os.path.join(run.gen_dir(2), "train", "checkpoint.pt"), 2)
+        run.state = {"recipe": run.r.name, "generation": 2, "stage": "promote", "ladder": [], "selfplay": [],
+                     "core_hours": 0.0, "generations": {"1": {"train": {}}, "2": {"train": {}}},
+                     "best": {"generation": 1, "checkpoint": best, "nets": {"7": net}}}
+        run.stage_promote(2)  # no gate record: not passed
+        assert run.state["best"]["generation"] == 1
+        run.state.update(generation=3, stage="selfplay")
+
+    run = RecipeRun(recipe, str(tmp_path / "a"))
+    state_at_generation_2_promote(run)
+    second = os.path.join(run.gen_dir(2), "train", "checkpoint.pt")
+    assert run.init_checkpoint(3) == {"generation": 2, "checkpoint": second}
+    commands = []
+    monkeypatch.setattr(recipe_data, "run_child", lambda cmd: commands.append(cmd))
+    run.window = lambda g: ([str(tmp_path / "games")], [], [])
+    run.stage_train(3)
+    assert commands[0][commands[0].index("--init") + 1] == second
+    assert run.state["generations"]["3"]["train"]["init_generation"] == 2
+    assert "train: from generation 2's checkpoint (the latest trained)" in run.plan()
+    # published, and taken up by a new run folder
+    run.publish(done=2)
+    pub = json.loads((lin / "lineage.json").read_text())
+    assert pub["best"]["generation"] == 1 and pub["latest"]["generation"] == 2
+    assert sha256(lin / "latest.pt") == pub["latest"]["checkpoint_sha256"]
+    assert "train: from generation 2's checkpoint (the latest trained)" in RecipeRun(recipe, str(tmp_path / "b")).plan()
+    fresh = RecipeRun(recipe, str(tmp_path / "c"))
+    fresh.init()
+    init = fresh.init_checkpoint(3)
+    assert init["generation"] == 2 and init["checkpoint"].startswith(str(tmp_path / "c"))
+    assert sha256(init["checkpoint"]) == sha256(lin / "latest.pt")
+    # the default: from the best; and nothing latest is published
+    default = RecipeRun(load_recipe(tmp_path / "best.toml"), str(tmp_path / "d"))
+    state_at_generation_2_promote(default)
+    assert default.init_checkpoint(3)["generation"] == 1
+    default.publish(done=2)
+    assert "latest" not in json.loads((lin / "lineage.json").read_text()) and not (lin / "latest.pt").exists()
+
+
 def test_a_stage_stopped_by_sigterm_keeps_its_time(tmp_path):
     """SIGTERM in the middle of a stage: the loop stops with KeyboardInterrupt, and the state on disk keeps
     the stage where it was, with the seconds it ran counted (a generation resumed across sessions reports

@@ -164,7 +164,11 @@ class Window:
 
 @dataclass(frozen=True)
 class Training:
-    """As ``azgo train`` takes them; every generation starts from the best network's checkpoint."""
+    """As ``azgo train`` takes them. ``init``: the checkpoint each generation's training starts from: ``best``
+    (the best network's), or ``latest`` (the last trained generation's, promoted or not: Leela Zero's way, so
+    that gains its gate could not yet confirm carry on; self-play and the gate still use the best)."""
+
+    init: str = "best"
 
     steps: int = 1000
     batch_size: int = 256

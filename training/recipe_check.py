@@ -117,6 +117,8 @@ def _check_training(r: Recipe, fail, num) -> None:
     num("training.max_final_margin", t.max_final_margin, 0, 2)
     num("training.val_fraction", t.val_fraction, 0, 0.5)
     num("training.threads", t.threads, 0)
+    if t.init not in ("best", "latest"):
+        fail("training.init", f"best or latest, got {t.init!r}")
     if any(not isinstance(s, int) or not 0 < s < t.steps for s in t.lr_steps) or list(t.lr_steps) != sorted(t.lr_steps):
         fail("training.lr_steps", f"increasing steps between 1 and training.steps - 1, got {list(t.lr_steps)}")
     if set(t.loss_weights) != {"policy", "value", "ownership", "score"}:

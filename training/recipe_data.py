@@ -197,16 +197,34 @@ class DataMixin:
             cmd += ["--source-share", f"{path}={share:.10g}" + (f"@{group[0]}" if group else "")]
         for path, sw, pw in weights:
             cmd += ["--source-weight", f"{path}={sw:g}:{pw:g}"]
+        init = self.init_checkpoint(g)
         if os.path.exists(os.path.join(out, "checkpoint.pt")):
             cmd.append("--resume")
         else:
-            cmd += ["--init", self.state["best"]["checkpoint"]]
+            cmd += ["--init", init["checkpoint"]]
         self.log(f"[gen {g}] train: {len(sources)} sources, {t.steps} steps from generation "
-                 f"{self.state['best']['generation']}")
+                 f"{init['generation']} ({'the best' if init['generation'] == self.state['best']['generation'] else 'the latest trained'})")
         run_child(cmd)  # stops with the loop (a SIGTERM to the loop saves the training's checkpoint)
         info = self.state["generations"].setdefault(str(g), {})
         info["train"] = {"command": relative_paths(shlex.join(["azgo", *cmd[3:]]), self.r.root, self.dir),
-                         "validation": self._last_validation(out)}
+                         "init_generation": init["generation"], "validation": self._last_validation(out)}
+
+    def init_checkpoint(self, g: int) -> dict:
+        """``{"generation", "checkpoint"}`` that generation g's training starts from: the best network's, or with
+        ``training.init = "latest"`` the newest generation before g with a trained checkpoint (recorded in the
+        state at its promotion stage, or found in the run folder), when it is newer than the best."""
+        best = self.state["best"]
+        if self.r.training.init != "latest":
+            return best
+        latest = self.state.get("latest")
+        if not latest or not os.path.exists(latest["checkpoint"]):
+            latest = None
+            for k in sorted((int(k) for k in self.state["generations"] if int(k) < g), reverse=True):
+                path = os.path.join(self.gen_dir(k), "train", "checkpoint.pt")
+                if "train" in self.state["generations"][str(k)] and os.path.exists(path):
+                    latest = {"generation": k, "checkpoint": path}
+                    break
+        return latest if latest and latest["generation"] > best["generation"] else best
 
     @staticmethod
     def _last_validation(out: str) -> dict:

@@ -70,7 +70,19 @@ class PlanMixin:
                      + "".join(f"; {s.path} share {s.share:g}" + (f" ({s.size}x{s.size})" if s.size else "")
                                for s in w.sources))
         t = r.training
-        lines.append(f"  train: {t.steps} steps of {t.batch_size}, lr {t.lr:g}"
+        if self.state:
+            init = self.init_checkpoint(g)
+            start = (f"from generation {init['generation']}'s checkpoint ("
+                     + ("the best)" if init["generation"] == self.state["best"]["generation"] else "the latest trained)"))
+        else:
+            pub = self.published()
+            if t.init == "latest" and pub and pub.get("latest"):
+                start = f"from generation {pub['latest']['generation']}'s checkpoint (the latest trained)"
+            elif pub:
+                start = f"from generation {pub['best']['generation']}'s checkpoint (the best)"
+            else:
+                start = "from generation 0's checkpoint"
+        lines.append(f"  train: {start}, {t.steps} steps of {t.batch_size}, lr {t.lr:g}"
                      + (f" x{t.lr_decay:g} at {', '.join(map(str, t.lr_steps))}" if t.lr_steps else "")
                      + ", loss weights " + ", ".join(f"{k} {v:g}" for k, v in t.loss_weights.items())
                      + (", size mix " + ", ".join(f"{n}x{n} {v:g}" for n, v in sorted(t.size_mix.items())) if t.size_mix else "")

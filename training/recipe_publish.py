@@ -22,6 +22,9 @@ class PublishMixin:
     def stage_promote(self, g: int) -> None:
         info = self.state["generations"].setdefault(str(g), {})
         passed = bool(info.get("gate", {}).get("passed"))
+        trained = os.path.join(self.gen_dir(g), "train", "checkpoint.pt")
+        if os.path.exists(trained):  # where training.init = "latest" starts the next generation
+            self.state["latest"] = {"generation": g, "checkpoint": trained}
         hours = self.state.get("core_hours", 0.0)
         ratings = self.state.setdefault("ratings", {"0": 0.0})
         for name, rec in [("gate", info.get("gate"))] + list(info.get("anchors", {}).items()):
@@ -166,7 +169,8 @@ class PublishMixin:
 
     def publish(self, done: int | None = None) -> str | None:
         """Write the lineage's resume state into ``lineage.dir``: the best checkpoint and networks (the registry's
-        files when they are the promoted ones), ``lineage.json``, the ladder; with ``done`` = g, generation g is
+        files when they are the promoted ones), with ``training.init = "latest"`` the latest trained checkpoint
+        when it is not the best's (``latest.pt``), ``lineage.json``, the ladder; with ``done`` = g, generation g is
         finished; else the generation in progress goes with it (its self-play so far packed as shards, its
         trained checkpoint, the stage to resume), so that a new run folder (a fresh clone) continues it.
         Returns the lineage file (None without ``lineage.dir``)."""
@@ -216,6 +220,15 @@ class PublishMixin:
                                **relative_paths({k: {kk: vv for kk, vv in v.items() if kk != "selfplay"}
                                                  for k, v in self.state["generations"].items() if int(k) <= finished},
                                                 self.r.root, self.dir)}}
+        latest = self.state.get("latest")
+        latest_dst = os.path.join(lin, "latest.pt")
+        if (self.r.training.init == "latest" and latest and latest["generation"] > best["generation"]
+                and latest["generation"] <= finished and os.path.exists(latest["checkpoint"])):
+            write_portable_checkpoint(latest["checkpoint"], latest_dst, self.r.root, self.dir)
+            pub["latest"] = {"generation": latest["generation"], "checkpoint": "latest.pt",
+                             "checkpoint_sha256": sha256(latest_dst)}
+        elif os.path.exists(latest_dst):
+            os.remove(latest_dst)
         cand = os.path.join(lin, "candidate.pt")
         if done is None:
             g = self.state["generation"]

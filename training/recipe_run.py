@@ -7,7 +7,8 @@ nothing half-written is ever read: every file is written to a temporary name and
 1. ``selfplay``  the best network plays ``selfplay.games`` games (split by ``[sizes]``) into
    ``RUN/genNNNN/selfplay/<size>/``, with the recipe's komi distribution, handicap share and forked
    starts; resumed by counting the games written;
-2. ``train``     ``azgo train`` from the best checkpoint on the window (the lineage's newest generations
+2. ``train``     ``azgo train`` from the best checkpoint (or with ``training.init = "latest"`` the last trained
+   generation's) on the window (the lineage's newest generations
    with their share and recency, plus the recipe's sources with theirs) into ``RUN/genNNNN/train/``;
    resumed from its own checkpoint;
 3. ``export``    one network per ``export.bn_sizes`` size, batch-norm statistics of that size;
@@ -151,6 +152,16 @@ class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
                                    for s in pub.get("selfplay", [])])
             self.log(f"[start] from the published lineage: generation {g0} done, best is generation "
                      f"{best['generation']} ({best['checkpoint_sha256'][:12]})")
+            latest = pub.get("latest")
+            if latest:  # training.init = "latest": the last trained checkpoint, where that generation kept it
+                src = os.path.join(lin, latest["checkpoint"])
+                if sha256(src) != latest["checkpoint_sha256"]:
+                    raise RecipeError(f"{src} does not match the sha256 that {LINEAGE_FILE} records")
+                dst = os.path.join(self.gen_dir(int(latest["generation"])), "train", "checkpoint.pt")
+                atomic_copy(src, dst)
+                state["latest"] = {"generation": int(latest["generation"]), "checkpoint": dst}
+                self.log(f"[start] the latest trained checkpoint is generation {latest['generation']}'s "
+                         f"({latest['checkpoint_sha256'][:12]})")
             todo = pub.get("in_progress")
             if todo and todo["generation"] == g0 + 1:
                 self._resume_progress(state, todo, lin)
