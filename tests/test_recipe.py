@@ -177,6 +177,10 @@ def test_training_init_latest_carries_on_from_a_generation_its_gate_did_not_prom
     assert commands[0][commands[0].index("--init") + 1] == second
     assert run.state["generations"]["3"]["train"]["init_generation"] == 2
     assert "train: from generation 2's checkpoint (the latest trained)" in run.plan()
+    # published while generation 3 is in progress, by a run folder from before the state recorded it
+    del run.state["latest"]
+    run.publish()
+    assert json.loads((lin / "lineage.json").read_text())["latest"]["generation"] == 2
     # published, and taken up by a new run folder
     run.publish(done=2)
     pub = json.loads((lin / "lineage.json").read_text())

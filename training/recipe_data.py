@@ -211,20 +211,22 @@ class DataMixin:
 
     def init_checkpoint(self, g: int) -> dict:
         """``{"generation", "checkpoint"}`` that generation g's training starts from: the best network's, or with
-        ``training.init = "latest"`` the newest generation before g with a trained checkpoint (recorded in the
-        state at its promotion stage, or found in the run folder), when it is newer than the best."""
+        ``training.init = "latest"`` `latest_trained` when it is newer than the best."""
         best = self.state["best"]
-        if self.r.training.init != "latest":
-            return best
-        latest = self.state.get("latest")
-        if not latest or not os.path.exists(latest["checkpoint"]):
-            latest = None
-            for k in sorted((int(k) for k in self.state["generations"] if int(k) < g), reverse=True):
-                path = os.path.join(self.gen_dir(k), "train", "checkpoint.pt")
-                if "train" in self.state["generations"][str(k)] and os.path.exists(path):
-                    latest = {"generation": k, "checkpoint": path}
-                    break
+        latest = self.latest_trained(g) if self.r.training.init == "latest" else None
         return latest if latest and latest["generation"] > best["generation"] else best
+
+    def latest_trained(self, g: int) -> dict | None:
+        """The newest generation before g with a trained checkpoint: as the state records it (its promotion
+        stage, or the published lineage a run folder began from), else found in the run folder."""
+        latest = self.state.get("latest")
+        if latest and latest["generation"] < g and os.path.exists(latest["checkpoint"]):
+            return latest
+        for k in sorted((int(k) for k in self.state["generations"] if int(k) < g), reverse=True):
+            path = os.path.join(self.gen_dir(k), "train", "checkpoint.pt")
+            if "train" in self.state["generations"][str(k)] and os.path.exists(path):
+                return {"generation": k, "checkpoint": path}
+        return None
 
     @staticmethod
     def _last_validation(out: str) -> dict:

@@ -220,10 +220,9 @@ class PublishMixin:
                                **relative_paths({k: {kk: vv for kk, vv in v.items() if kk != "selfplay"}
                                                  for k, v in self.state["generations"].items() if int(k) <= finished},
                                                 self.r.root, self.dir)}}
-        latest = self.state.get("latest")
+        latest = self.latest_trained(finished + 1) if self.r.training.init == "latest" else None
         latest_dst = os.path.join(lin, "latest.pt")
-        if (self.r.training.init == "latest" and latest and latest["generation"] > best["generation"]
-                and latest["generation"] <= finished and os.path.exists(latest["checkpoint"])):
+        if latest and latest["generation"] > best["generation"]:
             write_portable_checkpoint(latest["checkpoint"], latest_dst, self.r.root, self.dir)
             pub["latest"] = {"generation": latest["generation"], "checkpoint": "latest.pt",
                              "checkpoint_sha256": sha256(latest_dst)}
