@@ -8,6 +8,7 @@ import re
 import shutil
 import signal
 import sys
+import tempfile
 
 import pytest
 from click.testing import CliRunner
@@ -65,6 +66,11 @@ def check_archive(folder, target):
     return files
 
 
+def net_folders():
+    """The folders actors wrote networks into (none may outlive loading: Ray kills actors unfinalised)."""
+    return set(glob.glob(os.path.join(tempfile.gettempdir(), "azgo-ray-net-*")))
+
+
 @pytest.mark.slow
 def test_two_actors_fill_the_archive_and_follow_a_promotion(ray_session, nets, tmp_path):
     from azgo.training.ray_selfplay import RaySelfPlay
@@ -72,10 +78,12 @@ def test_two_actors_fill_the_archive_and_follow_a_promotion(ray_session, nets, t
     archive.mkdir()
     shutil.copy(nets[0], archive / "best.onnx")
     first = net_id(str(archive / "best.onnx"))
+    before = net_folders()
     pool = RaySelfPlay("local", small_cfg(), workers=2, log=lambda m: None)
     try:
         assert pool.workers == 2 and len(set(pool.pids())) == 2 and os.getpid() not in pool.pids()
         assert pool.play(str(archive), 6, archive=str(archive), seed=3, show_progress=False) == 6
+        assert net_folders() <= before, "an actor keeps its network's temporary folder"
         files = check_archive(archive, 6)
         assert {os.path.basename(p).split("-")[2] for p in files} == {"ray0", "ray1"}  # both actors played
         for p in files:  # the properties local workers write
@@ -97,6 +105,7 @@ def test_two_actors_fill_the_archive_and_follow_a_promotion(ray_session, nets, t
         assert pool.replaced == 0
     finally:
         pool.close()
+    assert net_folders() <= before, "closing the actors left their networks in the temporary folder"
 
 
 @pytest.mark.slow

@@ -38,7 +38,6 @@ import hashlib
 import os
 import queue
 import re
-import shutil
 import sys
 import tempfile
 import threading
@@ -93,7 +92,6 @@ class SelfPlayActor:
 
     def __init__(self, cfg: SelfPlayConfig, threads: int, device: str, name: str) -> None:
         self.cfg, self.threads, self.device, self.name = cfg, threads, device, name
-        self.dir = tempfile.mkdtemp(prefix="azgo-ray-net-")
         self.evaluator = None
         self.digest = None
         self.thread: threading.Thread | None = None
@@ -118,10 +116,14 @@ class SelfPlayActor:
             digest = hashlib.sha256(net).hexdigest()
             if digest != self.digest:
                 from azgo.nets.evaluator import OnnxEvaluator
-                path = os.path.join(self.dir, f"{digest[:16]}.onnx")
-                atomic_write(path, net)
-                self.evaluator = OnnxEvaluator(path, eval_config(self.threads, seed, self.device, self.cfg.precision))
-                self.digest = digest
+                # The file lives only while onnxruntime loads it: an actor killed by Ray runs no finaliser,
+                # so a folder kept for the actor's life was left behind in the temp folder.
+                with tempfile.TemporaryDirectory(prefix="azgo-ray-net-") as tmp:
+                    path = os.path.join(tmp, f"{digest[:16]}.onnx")
+                    atomic_write(path, net)
+                    evaluator = OnnxEvaluator(path, eval_config(self.threads, seed, self.device, self.cfg.precision))
+                    evaluator.file_sha256  # hashed now, while the file is there
+                self.evaluator, self.digest = evaluator, digest
         except Exception as e:  # NetError, OSError
             self.error = f"{self.name}: {e}"
             return
@@ -179,9 +181,6 @@ class SelfPlayActor:
                 self.finished.get_nowait()
             except queue.Empty:
                 break
-
-    def __del__(self) -> None:
-        shutil.rmtree(getattr(self, "dir", ""), ignore_errors=True)
 
 
 class RaySelfPlay:
