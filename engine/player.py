@@ -24,7 +24,9 @@ drift apart:
 * moves ``exclude``d by the caller (GTP ``avoid``/``allow``, ``kgs-genmove_cleanup``'s no-pass);
 * resignation: one ``ResignTracker`` per colour (threshold, consecutive moves, Leela Zero's handicap
   rule and earliest move);
-* the clock: the seconds a move may take under a time control (``Clock.budget`` with ``lag`` kept back).
+* the clock: the seconds a move may take under a time control (``Clock.budget`` with ``lag`` kept back);
+* dynamic komi (``dynamic_komi``, off by default): White giving handicap searches with a raised komi early
+  in the game (`azgo.engine.dynkomi`); the score lead it reports and resigns on is the real one.
 
 Perspective: winrates are for the side to move at the searched position, in [0, 1].
 """
@@ -36,6 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .board import BLACK, WHITE, Board
+from .dynkomi import DynamicKomi, search_game
 from .resign import ResignConfig, ResignTracker
 from .scoring import area_score
 from .search import Limits, SearchResult, Searcher
@@ -56,6 +59,7 @@ class PlayerConfig:
     resign: ResignConfig = field(default_factory=ResignConfig)
     lag: float = 1.0
     hopeless: float = 0.05  # an unsafe pass stands when the root winrate is below this
+    dynamic_komi: DynamicKomi = field(default_factory=DynamicKomi)
     pass_replies_pass: bool = False  # pass only after the opponent's pass (azgo gtp --no-pass-after-move)
     pass_margin: float = 0.1  # value units ([-1, 1]): how much worse than the pass a move played instead may be
 
@@ -150,6 +154,11 @@ class Player:
                 return m
         return pass_move
 
+    def search_view(self, game, color: int):
+        """``(what color's search reads, komi offset)``: the game, or a view of it with White's komi raised by
+        dynamic komi (`azgo.engine.dynkomi`); pondering after ``color``'s move searches the same view."""
+        return search_game(self.config.dynamic_komi, game, color)
+
     def should_resign(self, game, color: int, winrate: float, enabled: bool = True,
                       lead: float | None = None) -> bool:
         """Record ``color``'s root winrate (and score ``lead``, its own) at this move; True when it should resign
@@ -165,8 +174,11 @@ class Player:
                 callback=None, interval: float = 0.5, stop=None) -> Decision:
         """Search the game's position for its side to move and decide (the move is not played)."""
         color = game.to_move
-        result = self.searcher.search(game, limits, budget=budget, stop=stop, callback=callback,
+        view, offset = self.search_view(game, color)
+        result = self.searcher.search(view, limits, budget=budget, stop=stop, callback=callback,
                                       interval=interval, exclude=exclude)
+        if offset and result.score_lead is not None:
+            result.score_lead -= offset  # White's lead under a komi raised by ``offset`` is the real one + offset
         move = self.choose(game, exclude)
         return Decision(move, self.should_resign(game, color, result.winrate, lead=result.score_lead), result,
                         result.winrate)

@@ -58,6 +58,7 @@ class EngineConfig:
     # end a timed search once its move cannot change: "always", or "banked" (only where the clock keeps the
     # seconds saved: not in a byo-yomi period, not under --seconds)
     early_stop: str = "always"
+    dynamic_komi: str = "off"  # "linear": White giving handicap searches with a raised komi early on (engine.dynkomi)
     pass_after_move: bool = False  # False (the default): pass only after the opponent's pass (PlayerConfig.pass_replies_pass)
     symmetry: str = "random"
     cache_size: int = 100_000
@@ -86,6 +87,8 @@ class EngineConfig:
             raise ValueError("lag must be >= 0")
         if not (self.score_utility >= 0 and math.isfinite(self.score_utility)):
             raise ValueError("score_utility must be a number >= 0")
+        from azgo.engine.dynkomi import DynamicKomi
+        DynamicKomi(self.dynamic_komi)  # ValueError naming the bad mode
         if self.early_stop not in EARLY_STOP:
             raise ValueError(f"early_stop must be one of {', '.join(EARLY_STOP)}, not {self.early_stop!r}")
 

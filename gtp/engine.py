@@ -19,6 +19,7 @@ import numpy as np
 
 from azgo.engine.board import BLACK, WHITE, IllegalMove
 from azgo.engine.coords import CoordinateError, gtp_to_move, move_to_gtp
+from azgo.engine.dynkomi import DynamicKomi
 from azgo.engine.game import Game
 from azgo.engine.handicap import HandicapError, fixed_handicap, max_fixed_handicap
 from azgo.engine.mcts import LADDERS_OFF, SearchConfig
@@ -86,7 +87,7 @@ class GtpEngine(ClockCommands, ScoringCommands, AnalysisCommands):
         self.player = Player(self.searcher, PlayerConfig(
             resign=ResignConfig(enabled=config.resign_threshold > 0, threshold=config.resign_threshold,
                                 consecutive=config.resign_moves), lag=config.lag,
-            pass_replies_pass=not config.pass_after_move))
+            pass_replies_pass=not config.pass_after_move, dynamic_komi=DynamicKomi(config.dynamic_komi)))
         self.clock = Clock()
         self.size = next((n for n in (size, 19) if self.min_size <= n <= self.max_size), self.max_size)
         self.komi = 7.5
@@ -158,7 +159,7 @@ class GtpEngine(ClockCommands, ScoringCommands, AnalysisCommands):
     def after_response(self) -> None:
         """Called once the response went out: start pondering after our move if enabled."""
         if self._ponder_after and self.config.ponder and not self.game.over:
-            self.searcher.ponder(self.game)
+            self.searcher.ponder(self.player.search_view(self.game, 3 - self.game.to_move)[0])
         self._ponder_after = False
 
     def stop(self) -> None:

@@ -1,0 +1,95 @@
+"""Dynamic komi (``--dynamic-komi linear``): White giving handicap searches with a raised komi that falls to the
+real one; what it reports, resigns on and counts with is the real komi."""
+
+import numpy as np
+import pytest
+
+from azgo.engine import planes as P
+from azgo.engine.board import BLACK, WHITE
+from azgo.engine.dynkomi import DynamicKomi, komi_offset
+from azgo.engine.game import Game
+from azgo.engine.mcts import SearchConfig
+from azgo.engine.player import Player, PlayerConfig
+from azgo.engine.search import Limits, Searcher
+from scripted_eval import ScriptedEvaluator
+
+LINEAR = DynamicKomi("linear")
+
+
+def test_the_offset_is_the_stones_worth_less_the_komi_falling_to_zero_in_whole_points():
+    # 2 stones at komi 0.5: an even game at komi 8.5 (handicap_worth(2) = 8), so White searches with +8
+    assert komi_offset(LINEAR, WHITE, 2, 0.5, 0, 19) == 8.0
+    assert komi_offset(LINEAR, WHITE, 2, 0.5, 100, 19) == 4.0  # 8 x (1 - 100 / 198.55) = 3.97
+    assert komi_offset(LINEAR, WHITE, 2, 0.5, 199, 19) == 0.0  # 0.55 x 361 moves: the real komi from here
+    assert komi_offset(LINEAR, WHITE, 2, 0.5, 300, 19) == 0.0
+    assert komi_offset(LINEAR, WHITE, 4, 0.5, 0, 19) == 22.0
+    assert komi_offset(LINEAR, WHITE, 9, 0.5, 0, 19) == 57.0
+    assert komi_offset(LINEAR, WHITE, 2, 6.5, 0, 19) == 2.0  # part of the stones' worth is paid by komi
+    assert komi_offset(LINEAR, WHITE, 2, 12.5, 0, 19) == 0.0  # komi beyond the stones' worth: nothing to add
+    assert komi_offset(LINEAR, WHITE, 3, 0.5, 50, 9) == 0.0  # 9x9 ends at move 44.55
+    assert komi_offset(LINEAR, WHITE, 3, 0.5, 20, 9) == 8.0  # 15 x (1 - 20 / 44.55) = 8.27
+    # only White, only with a handicap of 2+, only when on
+    assert komi_offset(LINEAR, BLACK, 4, 0.5, 0, 19) == 0.0
+    assert komi_offset(LINEAR, WHITE, 0, 7.5, 0, 19) == 0.0
+    assert komi_offset(DynamicKomi(), WHITE, 4, 0.5, 0, 19) == 0.0
+    with pytest.raises(ValueError, match="dynamic komi must be one of off, linear"):
+        DynamicKomi("quadratic")
+
+
+class KomiSeen(ScriptedEvaluator):
+    """The scripted evaluator, remembering the side to move's komi of every position it was asked about."""
+
+    def __init__(self):
+        super().__init__(scale=8.0)
+        self.komis = set()
+
+    def evaluate(self, planes, legal, keys=None):
+        self.komis.update(np.round(planes[:, P.KOMI_PLANE, 0, 0] * P.KOMI_SCALE, 3).tolist())
+        return super().evaluate(planes, legal, keys)
+
+
+def play_white(mode: str, stones: int = 2, komi: float = 0.5, size: int = 9, moves: int = 0):
+    game = Game(size, komi)
+    game.place_fixed_handicap(stones)
+    rng = np.random.default_rng(1)
+    for _ in range(moves):  # moves of both colours, White's turn again at the end
+        legal = [m for m in game.board.legal_moves() if m != game.board.pass_move]
+        game.play(int(rng.choice(legal)))
+    ev = KomiSeen()
+    player = Player(Searcher(ev, SearchConfig(batch_size=4), seed=3),
+                    PlayerConfig(dynamic_komi=DynamicKomi(mode)))
+    decision = player.genmove(game, Limits(visits=64))
+    return ev, decision, player, game
+
+
+def test_white_giving_stones_searches_with_the_raised_komi_and_reports_the_real_lead():
+    ev_off, off, _, _ = play_white("off")
+    assert ev_off.komis <= {0.5, -0.5}  # the real komi, from White's side (+) and Black's (-)
+    ev_on, on, _, _ = play_white("linear")
+    # 2 stones are worth 8 points: at move 0 (the handicap is no move) White searches at komi 8.5
+    assert 8.5 in ev_on.komis and -8.5 in ev_on.komis and 0.5 not in ev_on.komis
+    # the scripted score is material + komi: the reported lead is the real komi's (within the search's spread)
+    assert on.result.score_lead == pytest.approx(off.result.score_lead, abs=1.5)
+    assert on.result.score_lead < 0  # White is behind 2 stones - 0.5 komi, whatever the search pretended
+    assert on.winrate > off.winrate  # ... and compared its moves near an even game
+
+
+def test_the_offset_falls_with_the_moves_and_black_never_uses_it():
+    ev, _, _, game = play_white("linear", moves=30)  # move 30 of a 2-stone 9x9 game: 8 x (1 - 30 / 44.55) = 2.6
+    assert game.move_number == 30 and 3.5 in ev.komis and 8.5 not in ev.komis
+    game = Game(9, 0.5)
+    game.place_fixed_handicap(2)
+    game.play(game.board.legal_moves()[0])  # White's move: Black to play
+    ev = KomiSeen()
+    Player(Searcher(ev, SearchConfig(batch_size=4), seed=3), PlayerConfig(dynamic_komi=LINEAR)).genmove(
+        game, Limits(visits=32))
+    assert ev.komis <= {0.5, -0.5}
+
+
+def test_gtp_dynamic_komi_option_and_a_bad_value():
+    from azgo.gtp.config import EngineConfig
+    from azgo.gtp.engine import GtpEngine
+    eng = GtpEngine(EngineConfig(visits=32, dynamic_komi="linear", threads=1), evaluator=KomiSeen(), size=9)
+    assert eng.player.config.dynamic_komi == LINEAR
+    with pytest.raises(ValueError, match="dynamic komi must be one of off, linear, not 'on'"):
+        EngineConfig(dynamic_komi="on")
