@@ -76,6 +76,7 @@ class Decision:
     resigned: bool
     result: SearchResult | None
     winrate: float
+    komi_offset: float = 0.0  # dynamic komi: points White's komi was raised by for this search (the winrate's)
 
 
 class Player:
@@ -181,7 +182,7 @@ class Player:
             result.score_lead -= offset  # White's lead under a komi raised by ``offset`` is the real one + offset
         move = self.choose(game, exclude)
         return Decision(move, self.should_resign(game, color, result.winrate, lead=result.score_lead), result,
-                        result.winrate)
+                        result.winrate, offset)
 
 
 def pass_is_safe(board: Board, komi: float, color: int) -> bool:

@@ -225,6 +225,8 @@ class GtpEngine(ClockCommands, ScoringCommands, AnalysisCommands):
         self._note_cap(result.memory_capped)
         move, resign = decision.move, decision.resigned
         lead = f", lead {result.score_lead:+.1f}" if result.score_lead is not None else ""
+        if decision.komi_offset:
+            lead += f" (searched at komi {self.game.komi + decision.komi_offset:g}: dynamic komi)"
         log(f"azgo: {move_to_gtp(move, self.size)} winrate {100 * result.winrate:.1f}%{lead}, "
             f"{result.visits} visits ({result.reused_visits} reused), {result.playouts} playouts in "
             f"{result.seconds:.2f} s, {result.playouts_per_second:.0f} playouts/s")

@@ -72,6 +72,7 @@ def test_white_giving_stones_searches_with_the_raised_komi_and_reports_the_real_
     assert on.result.score_lead == pytest.approx(off.result.score_lead, abs=1.5)
     assert on.result.score_lead < 0  # White is behind 2 stones - 0.5 komi, whatever the search pretended
     assert on.winrate > off.winrate  # ... and compared its moves near an even game
+    assert on.komi_offset == 8.0 and off.komi_offset == 0.0
 
 
 def test_the_offset_falls_with_the_moves_and_black_never_uses_it():
@@ -86,10 +87,17 @@ def test_the_offset_falls_with_the_moves_and_black_never_uses_it():
     assert ev.komis <= {0.5, -0.5}
 
 
-def test_gtp_dynamic_komi_option_and_a_bad_value():
+def test_gtp_dynamic_komi_option_and_a_bad_value(capsys):
     from azgo.gtp.config import EngineConfig
     from azgo.gtp.engine import GtpEngine
+    from azgo.gtp.protocol import parse
     eng = GtpEngine(EngineConfig(visits=32, dynamic_komi="linear", threads=1), evaluator=KomiSeen(), size=9)
     assert eng.player.config.dynamic_komi == LINEAR
+    for cmd in ("boardsize 9", "komi 0.5", "fixed_handicap 2"):
+        eng.execute(parse(cmd))
+    assert eng.execute(parse("genmove w")) not in ("pass", "resign")
+    assert 8.5 in eng.evaluator.komis
+    out = capsys.readouterr().err
+    assert "(searched at komi 8.5: dynamic komi)" in out, out
     with pytest.raises(ValueError, match="dynamic komi must be one of off, linear, not 'on'"):
         EngineConfig(dynamic_komi="on")
