@@ -101,3 +101,22 @@ def test_gtp_dynamic_komi_option_and_a_bad_value(capsys):
     assert "(searched at komi 8.5: dynamic komi)" in out, out
     with pytest.raises(ValueError, match="dynamic komi must be one of off, linear, not 'on'"):
         EngineConfig(dynamic_komi="on")
+
+
+def test_pondering_after_whites_move_searches_at_the_komi_of_whites_next_search():
+    import time
+    from azgo.gtp.config import EngineConfig
+    from azgo.gtp.engine import GtpEngine
+    from azgo.gtp.protocol import parse
+    ev = KomiSeen()
+    eng = GtpEngine(EngineConfig(visits=32, dynamic_komi="linear", ponder=True, threads=1), evaluator=ev, size=9)
+    for cmd in ("boardsize 9", "komi 0.5", "fixed_handicap 2", "genmove w"):
+        eng.execute(parse(cmd))
+    ev.komis.clear()
+    eng.after_response()  # pondering on Black's turn, move 1: 8 x (1 - 1 / 44.55) = 7.8 -> White's komi 8.5
+    deadline = time.monotonic() + 10
+    while eng.searcher.root is None or eng.searcher.root.visits < 50:
+        assert time.monotonic() < deadline, "pondering did not search"
+        time.sleep(0.02)
+    eng.stop()
+    assert ev.komis and ev.komis <= {8.5, -8.5}, ev.komis
