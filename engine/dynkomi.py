@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .board import WHITE
+from .game import SearchView
 from .resign import handicap_worth
 
 MODES = ("off", "linear")
@@ -49,18 +50,8 @@ def komi_offset(cfg: DynamicKomi, colour: int, handicap: int, komi: float, move_
     return float(round(full * left)) if left > 0 else 0.0
 
 
-class KomiView:
-    """The parts of a game a search reads (``boards``, ``moves``, ``board``) with another ``komi``."""
-
-    def __init__(self, game, komi: float) -> None:
-        self.boards = game.boards
-        self.moves = game.moves
-        self.board = game.board
-        self.komi = komi
-
-
 def search_game(cfg: DynamicKomi, game, colour: int):
-    """``(what to search, offset)``: the game itself and 0, or a `KomiView` of it with White's komi raised by
+    """``(what to search, offset)``: the game itself and 0, or a `azgo.engine.game.SearchView` of it with White's komi raised by
     the offset (`komi_offset`)."""
     offset = komi_offset(cfg, colour, game.handicap_stones, game.komi, game.move_number, game.size)
-    return (KomiView(game, game.komi + offset), offset) if offset else (game, 0.0)
+    return (SearchView(game, game.komi + offset), offset) if offset else (game, 0.0)

@@ -111,3 +111,14 @@ class Game:
     def score(self) -> float:
         """Area score of the current position, Black minus White minus komi."""
         return area_score(self.board, self.komi)
+
+
+class SearchView:
+    """The parts of a game a search reads (``boards``, ``moves``, ``board``, ``komi``), copied so that later
+    moves do not reach it (pondering), optionally with another ``komi`` (dynamic komi)."""
+
+    def __init__(self, game, komi: float | None = None) -> None:
+        self.boards = list(game.boards)
+        self.moves = list(game.moves)
+        self.board = self.boards[-1]
+        self.komi = game.komi if komi is None else komi

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+from .game import SearchView
 from .search_types import Limits
 
 
@@ -14,7 +15,7 @@ class PonderMixin:
         """Search the current position in a background thread until ``stop_pondering``."""
         self.stop_pondering()
         self._stop.clear()
-        snapshot = _GameView(game)
+        snapshot = SearchView(game)
         self._ponder_thread = threading.Thread(
             target=self.search, args=(snapshot, Limits(visits=max_visits)), kwargs={"stop": self._stop},
             daemon=True, name="azgo-ponder")
@@ -32,12 +33,3 @@ class PonderMixin:
             t.join()
             self._ponder_thread = None
 
-
-class _GameView:
-    """A frozen copy of the parts of a Game the search reads, so pondering never sees later changes."""
-
-    def __init__(self, game):
-        self.boards = list(game.boards)
-        self.moves = list(game.moves)
-        self.komi = game.komi
-        self.board = game.boards[-1]
