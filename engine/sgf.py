@@ -261,6 +261,43 @@ def load_sgf(path: str, max_bytes: int = MAX_SGF_BYTES) -> GameRecord:
     return parse_sgf(data, max_bytes)
 
 
+def root_node(data: bytes) -> bytes:
+    """The first node of an SGF collection's first game, as a one-node game (``(;...)``), without reading
+    the moves after it: a cheap read of header properties (komi, handicap, result) of a long game. The bytes
+    are cut at the first ``;``, ``(`` or ``)`` outside a property value (``\\]`` escapes respected)."""
+    start = data.find(b"(")
+    if start < 0:
+        return b"(;)"
+    i = data.find(b";", start)
+    if i < 0:
+        return b"(;)"
+    j, inside = i + 1, False
+    while j < len(data):
+        c = data[j:j + 1]
+        if inside:
+            if c == b"\\":
+                j += 1
+            elif c == b"]":
+                inside = False
+        elif c == b"[":
+            inside = True
+        elif c in (b";", b"(", b")"):
+            break
+        j += 1
+    return b"(" + data[i:j] + b")"
+
+
+def read_handicap(path: str) -> int:
+    """The handicap (``HA``) of the SGF file at ``path``, read from its root node alone; 0 when it has none
+    or cannot be read (used to weight training games, where a bad file is reported when it is decoded)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64 * 1024)
+        return sgf.Sgf_game.from_bytes(root_node(head)).get_handicap() or 0
+    except (OSError, ValueError):
+        return 0
+
+
 def _version() -> str:
     try:
         from importlib.metadata import version

@@ -50,6 +50,7 @@ def _variant(tmp_path, old: str, new: str, name="bad.toml") -> Path:
      "quantize.vnni_keep_fp32: applies to the 8-bit copies"),
     ("bn_sizes = [7]", "bn_sizes = [9]", "gate.size: no network is exported for 7x7"),
     ("fair = { 7 = 9.0 }", "fair = { 9 = 7.0 }", "selfplay.komi.fair: no fair komi for board size 7"),
+    ("handicap_weight = 2.0", "handicap_weight = -1.0", "training.handicap_weight: must be in [0, 100]"),
 ])
 def test_a_bad_field_fails_naming_the_field(tmp_path, old, new, field):
     bad = _variant(tmp_path, old, new)
@@ -81,7 +82,7 @@ def test_loop_options_are_the_recipes_and_plan_says_where_it_starts(tmp_path):
     assert plan.returncode == 0, plan.stderr
     assert "generation 0 is a random b2c16 network" in plan.stdout
     assert "next: generation 1, from stage selfplay" in plan.stdout
-    assert "0.34 handicap games of 2-4 stones at komi 0.5" in plan.stdout
+    assert "0.34 handicap games of 2-4 stones at komi 0.5" in plan.stdout and "handicap games x2" in plan.stdout
     assert "keeps the closest of MinMax / percentile 99.999" in plan.stdout
     assert "an 8-bit copy for VNNI CPUs (percentile 99.999), kept if closer" in plan.stdout
     assert "resignation below winrate" in plan.stdout and " of games played out" in plan.stdout
@@ -328,6 +329,7 @@ def test_smoke_recipe_two_generations_killed_twice_and_resumed(tmp_path):
     import torch
     best = torch.load(run / "gen0002" / "train" / "checkpoint.pt", weights_only=False)
     assert float(best["model"]["komi_inputs"]) == 1.0
+    assert best["args"]["handicap_weight"] == 2.0 and "--handicap-weight 2" in state["generations"]["2"]["train"]["command"]
     assert "value_komi" in {i.name for i in onnx.load(str(run / "registry" / "smoke7.onnx")).graph.initializer}
     # komi and handicap reached the self-play archive
     from azgo.engine.sgf import load_sgf

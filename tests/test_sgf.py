@@ -9,7 +9,8 @@ from azgo.engine.board import BLACK, WHITE
 from azgo.engine.coords import gtp_to_move, move_to_gtp
 from azgo.engine.game import Game
 from azgo.engine.sgf import (
-    SgfError, decode_visits, encode_visits, load_sgf, parse_result, parse_sgf, record_from_game, write_sgf,
+    SgfError, decode_visits, encode_visits, load_sgf, parse_result, parse_sgf, record_from_game, root_node,
+    write_sgf,
 )
 
 
@@ -138,3 +139,13 @@ def test_random_corruption_never_escapes_as_other_errors():
 def test_parse_result_reads_every_re_form_the_strength_tools_meet(text, outcome):
     # one reader for RE: training targets, match resumption, the ladder and the colour split
     assert parse_result(text) == outcome
+
+
+def test_root_node_reads_the_header_alone():
+    """root_node cuts the first node out (no moves parsed); a comment holding ; ( ) and an escaped ] stays whole."""
+    data = b"\n(;FF[4]C[a;b(c)\\]d]SZ[9]HA[3]KM[0.5]AB[cc][gg][gc];W[ee];B[dd](;W[ff])(;W[fe]))"
+    head = root_node(data)
+    assert head == b"(;FF[4]C[a;b(c)\\]d]SZ[9]HA[3]KM[0.5]AB[cc][gg][gc])"
+    rec = parse_sgf(head)
+    assert rec.handicap == 3 and rec.komi == 0.5 and rec.nodes == [] and len(rec.setup[0]) == 3
+    assert root_node(b"") == b"(;)" and root_node(b"(;SZ[9]") == b"(;SZ[9])"

@@ -734,6 +734,55 @@ def test_source_shares_set_each_sources_share_of_the_draws(tmp_path):
     assert bad.exit_code == 2 and "SRC=SHARE" in bad.output
 
 
+def test_handicap_games_are_drawn_more_often_and_their_source_keeps_its_share(tmp_path):
+    """--handicap-weight: the positions of games begun with 2+ handicap stones (HA) are drawn that many times
+    as often as the other positions of their source; with source shares each source's share holds."""
+    from click.testing import CliRunner
+
+    from azgo.engine.sgf import read_handicap
+    from azgo.gtp.cli import main
+    for d in ("sp", "other"):
+        (tmp_path / d).mkdir()
+    rng = random.Random(3)
+    for i in range(4):
+        g = Game(N, 0.5 if i == 0 else 7.5)
+        if i == 0:
+            g.place_fixed_handicap(2)
+        props = []
+        while g.move_number < 24:
+            pts = [m for m in g.board.legal_moves() if m != N * N]
+            props.append({"AZP": encode_visits({pts[0]: 4}, N), "AZT": "1"})
+            g.play(rng.choice(pts))
+        for _ in range(2):
+            props.append({})
+            g.play(N * N)
+        write_game(tmp_path / "sp" / f"g{i}.sgf", g, props, mtime=time.time() - 100 + i)
+    g, props = random_game(700, 24, finish=True, props="azp")
+    write_game(tmp_path / "other" / "o.sgf", g, props, mtime=time.time() - 50)  # the window's last game
+    assert read_handicap(str(tmp_path / "sp" / "g0.sgf")) == 2 and read_handicap(str(tmp_path / "sp" / "g1.sgf")) == 0
+    assert read_handicap(str(tmp_path / "missing.sgf")) == 0
+    srcs = [str(tmp_path / "sp"), str(tmp_path / "other")]
+    plain, _, s1 = D.load_dataset(srcs, val_fraction=0.0, use_cache=False, workers=1)
+    heavy, _, s4 = D.load_dataset(srcs, val_fraction=0.0, use_cache=False, workers=1, handicap_weight=4.0)
+    assert s1.handicap_games == 0 and s4.handicap_games == 1 and s4.as_dict()["handicap_games"] == 1
+    w1, w4 = plain.arrays[N]["sample_w"], heavy.arrays[N]["sample_w"]
+    assert set(np.round(w1, 6)) == {1.0} and sorted(set(np.round(w4, 6))) == [1.0, 4.0]
+    assert (w4 == 4.0).sum() == s4.handicap_positions > 0
+    # with shares: "sp" keeps 0.75 of the draws, and within it the handicap game's positions weigh 4x
+    shared, _, s = D.load_dataset(srcs, val_fraction=0.0, use_cache=False, workers=1, handicap_weight=4.0,
+                                  source_shares=[(srcs[0], 0.75)])
+    ws = shared.arrays[N]["sample_w"]
+    first = s4.handicap_positions  # rows: g0 (the handicap game), g1-g3, then o
+    n_other = len(D.load_game(str(tmp_path / "other" / "o.sgf"), use_cache=False))
+    assert ws[:first].min() / ws[first:-n_other].max() == pytest.approx(4.0)  # g0's rows against g1-g3's
+    assert ws[-n_other:].sum() / ws.sum() == pytest.approx(0.25)  # "other" keeps the rest of the draws
+    assert ws.mean() == pytest.approx(1.0)
+    with pytest.raises(D.DatasetError, match="handicap weight"):
+        D.load_dataset(srcs, val_fraction=0.0, use_cache=False, workers=1, handicap_weight=-1)
+    bad = CliRunner().invoke(main, ["train", str(tmp_path), "--out", str(tmp_path / "x"), "--handicap-weight", "-2"])
+    assert bad.exit_code == 2 and "handicap-weight" in bad.output
+
+
 def test_source_share_groups_hold_one_share_together():
     """Two sources of one group hold the group's share jointly, split by their positions."""
     class G:

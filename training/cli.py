@@ -174,6 +174,9 @@ def parse_size_mix(value):
               help="Train this share of the positions of played-out games at another komi (-10 to 20): the final "
                    "board's margin does not depend on komi, so the komi plane, score and value targets follow it "
                    "(0: off).")
+@click.option("--handicap-weight", default=1.0, show_default=True, type=click.FloatRange(0, 100),
+              help="Draw the positions of games begun with 2 or more handicap stones (SGF HA) this many times as "
+                   "often as the other positions of their source (with --source-share, the source's share holds).")
 @click.option("--komi-inputs", is_flag=True,
               help="Let the komi reach the score and value heads directly (the score head predicts the margin on "
                    "the board, komi is added as the game adds it): turns them on for a network initialised "

@@ -28,7 +28,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
-from azgo.engine.sgf import SgfError, parse_result  # noqa: F401 (re-exported)
+from azgo.engine.sgf import SgfError, parse_result, read_handicap  # noqa: F401 (SgfError, parse_result re-exported)
 
 from .game_arrays import (  # noqa: F401 (re-exported: the dataset's names before the split)
     DATASET_VERSION, STORED_PLANES, DatasetError, GameArrays, Warn, _load_game_job, cache_path, decode_file,
@@ -123,12 +123,16 @@ class DataSummary:
     decoded: int = 0            # files decoded now (not from the cache)
     targets: dict = field(default_factory=dict)  # azx / azp / played counts (and azk: positions with AZK)
     weighted: dict = field(default_factory=dict)  # source -> training games given its source weights
+    handicap_games: int = 0     # training games begun with 2+ handicap stones, when they are weighted
+    handicap_positions: int = 0
 
     def as_dict(self) -> dict:
         return {"files": len(self.files), "train_games": self.train_games, "val_games": self.val_games,
                 "train_positions": self.train_positions, "val_positions": self.val_positions,
                 "skipped_files": self.skipped_files, "cheap_positions_skipped": self.cheap_skipped,
                 "policy_targets": dict(self.targets), "source_weights": dict(self.weighted),
+                **({"handicap_games": self.handicap_games, "handicap_positions": self.handicap_positions}
+                   if self.handicap_games else {}),
                 **({"source_shares": self.shares} if self.shares else {})}
 
 
@@ -196,15 +200,16 @@ def _match_source(path: str, roots: Sequence[str]) -> int:
 
 
 def share_weights(games: Sequence[GameArrays], owner: Sequence[int], shares: Sequence[float],
-                  names: Sequence[str] = (), groups: Sequence[str] = ()
+                  names: Sequence[str] = (), groups: Sequence[str] = (), multipliers: Sequence[float] = ()
                   ) -> tuple[list[float], dict[str, dict[str, float]]]:
     """Per-game sample weights that give source ``i`` (``owner[g] == i``; -1: no listed source) the share
     ``shares[i]`` of the draws within each board size, the unlisted games the rest in proportion to their
     positions. Sources of one of ``groups`` (a name per source; "" for none) hold that share together,
     split by positions (each member lists the group's share). A size where the listed shares present sum
     over 1 is an error; one with no unlisted positions (or shares summing to exactly 1) has its listed
-    shares scaled to fill it. Returns the weights and, per size, the shares drawn
-    (``{"19": {"runs/sp19x": 0.4, "other": 0.6}}``)."""
+    shares scaled to fill it. ``multipliers`` (per game, default 1): within its source, a game's positions are
+    drawn this many times as often as the others' (the source's share holds). Returns the weights and, per
+    size, the shares drawn (``{"19": {"runs/sp19x": 0.4, "other": 0.6}}``)."""
     if any(not 0 <= s <= 1 for s in shares):
         raise DatasetError(f"source shares must be in [0, 1], got {list(shares)}")
     names = list(names) or [str(i) for i in range(len(shares))]
@@ -214,12 +219,15 @@ def share_weights(games: Sequence[GameArrays], owner: Sequence[int], shares: Seq
     for i, k in enumerate(key):
         first.setdefault(k, i)
     unit = [first[k] for k in key]  # a source -> the index that stands for its group
-    count: dict[int, dict[int, int]] = {}
-    for g, o in zip(games, owner):
+    mult = [float(m) for m in multipliers] or [1.0] * len(games)
+    count: dict[int, dict[int, float]] = {}  # per size and source: positions, each counted by its multiplier
+    mean: dict[int, int] = {}  # per size: positions (weights are scaled so that a size's mean weight is 1)
+    for g, o, m in zip(games, owner, mult):
         if len(g):
             u = unit[o] if o >= 0 else -1
-            count.setdefault(g.size, {}).setdefault(u, 0)
-            count[g.size][u] += len(g)
+            count.setdefault(g.size, {}).setdefault(u, 0.0)
+            count[g.size][u] += len(g) * m
+            mean[g.size] = mean.get(g.size, 0) + len(g)
     per: dict[tuple[int, int], float] = {}  # shares a hair over 1 (rounded on a command line) are scaled to 1
     report: dict[str, dict[str, float]] = {}
     for n, c in count.items():
@@ -233,11 +241,10 @@ def share_weights(games: Sequence[GameArrays], owner: Sequence[int], shares: Seq
         report[str(n)] = {}
         for u, k in c.items():
             share = rest if u < 0 else listed[u] * scale
-            per[(n, u)] = share / k
+            per[(n, u)] = share / k if k > 0 else 0.0
             report[str(n)]["other" if u < 0 else key[u]] = round(share, 4)
-    mean = {n: sum(c.values()) for n, c in count.items()}  # weights scaled so a size's mean weight is 1
-    return [per.get((g.size, unit[o] if o >= 0 else -1), 0.0) * mean.get(g.size, 0) if len(g) else 1.0
-            for g, o in zip(games, owner)], report
+    return [per.get((g.size, unit[o] if o >= 0 else -1), 0.0) * mean.get(g.size, 0) * m if len(g) else 1.0
+            for g, o, m in zip(games, owner, mult)], report
 
 
 def load_dataset(sources: Sequence[str] | None = None, *, files: Sequence[str] | None = None,
@@ -245,7 +252,7 @@ def load_dataset(sources: Sequence[str] | None = None, *, files: Sequence[str] |
                  use_cache: bool = True, workers: int = 0, warn: Warn | None = None,
                  progress: Callable[[int], None] | None = None,
                  source_weights: Sequence[tuple[str, float, float]] = (),
-                 source_shares: Sequence[tuple] = ()
+                 source_shares: Sequence[tuple] = (), handicap_weight: float = 1.0
                  ) -> tuple[PositionSet, PositionSet, DataSummary]:
     """Training and validation `PositionSet` from ``sources`` (or an explicit ordered ``files`` list).
 
@@ -253,9 +260,13 @@ def load_dataset(sources: Sequence[str] | None = None, *, files: Sequence[str] |
     folder, or one file) get these weights (`PositionSet`); the first matching source wins. Validation
     stays unweighted. ``source_shares``: ``(source, share[, group])`` items that set the sample weights
     instead (see `share_weights`): the positions under ``source`` (with the rest of its group) make
-    ``share`` of the draws of each board size's batches (policy weights still come from ``source_weights``). Returns ``(train, validation,
-    summary)``.
+    ``share`` of the draws of each board size's batches (policy weights still come from ``source_weights``).
+    ``handicap_weight``: the positions of training games begun with 2 or more handicap stones (``HA``) are
+    drawn this many times as often as the other positions of their source (with source shares, the source's
+    share holds). Returns ``(train, validation, summary)``.
     """
+    if handicap_weight < 0:
+        raise DatasetError(f"handicap weight must be >= 0, got {handicap_weight}")
     if files is None:
         files = select_window(find_sgf_files(sources or []), window)
     files = list(files)
@@ -287,13 +298,23 @@ def load_dataset(sources: Sequence[str] | None = None, *, files: Sequence[str] |
         weights.append(w)
     summary.targets = targets
     summary.weighted = {src: m for (src, _, _), m in zip(source_weights, matched)}
+    mult = [1.0] * len(train)
+    if handicap_weight != 1.0:
+        for i, f in enumerate(train_files):
+            if read_handicap(f) >= 2:
+                mult[i] = float(handicap_weight)
+                summary.handicap_games += 1
+                summary.handicap_positions += len(train[i])
     if source_shares:
         share_roots = [os.path.realpath(item[0]) for item in source_shares]
         owner = [_match_source(f, share_roots) for f in train_files]
         sample, summary.shares = share_weights(train, owner, [float(item[1]) for item in source_shares],
                                                [str(item[0]) for item in source_shares],
-                                               [str(item[2]) if len(item) > 2 else "" for item in source_shares])
+                                               [str(item[2]) if len(item) > 2 else "" for item in source_shares],
+                                               mult)
         weights = [(sw, w[1]) for sw, w in zip(sample, weights)]
+    elif handicap_weight != 1.0:
+        weights = [(w[0] * m, w[1]) for w, m in zip(weights, mult)]
     train_set, val_set = PositionSet(train, weights), PositionSet(val)
     summary.train_games, summary.val_games = train_set.games, val_set.games
     summary.train_positions, summary.val_positions = len(train_set), len(val_set)

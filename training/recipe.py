@@ -182,6 +182,7 @@ class Training:
     surprise_weight: float = 0.0
     max_final_margin: float = 0.0
     komi_augment: float = 0.0
+    handicap_weight: float = 1.0
     komi_inputs: bool = False
     size_mix: dict = field(default_factory=dict)
     val_fraction: float = 0.05

@@ -114,6 +114,7 @@ def _check_training(r: Recipe, fail, num) -> None:
     num("training.weight_decay", t.weight_decay, 0)
     num("training.surprise_weight", t.surprise_weight, 0, 1)
     num("training.komi_augment", t.komi_augment, 0, 1)
+    num("training.handicap_weight", t.handicap_weight, 0, 100)
     num("training.max_final_margin", t.max_final_margin, 0, 2)
     num("training.val_fraction", t.val_fraction, 0, 0.5)
     num("training.threads", t.threads, 0)

@@ -187,6 +187,8 @@ class DataMixin:
             cmd += ["--komi-augment", f"{t.komi_augment:g}"]
         if t.komi_inputs:
             cmd += ["--komi-inputs"]
+        if t.handicap_weight != 1.0:
+            cmd += ["--handicap-weight", f"{t.handicap_weight:g}"]
         if t.lr_steps:
             cmd += ["--lr-steps", ",".join(str(s) for s in t.lr_steps)]
         if t.threads:

@@ -87,6 +87,7 @@ class PlanMixin:
                      + ", loss weights " + ", ".join(f"{k} {v:g}" for k, v in t.loss_weights.items())
                      + (", size mix " + ", ".join(f"{n}x{n} {v:g}" for n, v in sorted(t.size_mix.items())) if t.size_mix else "")
                      + (f", komi augmentation {t.komi_augment:g}" if t.komi_augment else "")
+                     + (f", handicap games x{t.handicap_weight:g}" if t.handicap_weight != 1.0 else "")
                      + (", komi inputs (score = margin on the board + komi)" if t.komi_inputs else ""))
         lines.append("  export: " + ", ".join(f"{n}x{n} (batch norm of {n}x{n} positions)" for n in r.export.bn_sizes))
         q = r.quantize

@@ -99,6 +99,7 @@ class TrainConfig:
     size_mix: dict[int, float] = field(default_factory=dict)  # batch board-size weights ({}: by positions)
     max_final_margin: float = 0.0  # drop ownership/score targets of games won by > this share of the board
     komi_augment: float = 0.0  # this share of played-out positions trained at another komi (PositionSet.set_komi_augment)
+    handicap_weight: float = 1.0  # games begun with 2+ handicap stones drawn this many times as often (load_dataset)
     komi_inputs: bool = False  # turn on the model's komi inputs (AzNet.set_komi_inputs); a checkpoint keeps them on
     source_weights: list = field(default_factory=list)  # [source, sample weight, policy weight] per source
     source_shares: list = field(default_factory=list)  # [source, share of its size's draws(, group)] per source
@@ -123,6 +124,8 @@ class TrainConfig:
             raise TrainError("max_final_margin must be >= 0")
         if not 0 <= self.komi_augment <= 1:
             raise TrainError("komi_augment must be in [0, 1]")
+        if self.handicap_weight < 0:
+            raise TrainError("handicap_weight must be >= 0")
         for item in self.source_weights:
             if len(item) != 3 or float(item[1]) < 0 or not 0 <= float(item[2]) <= 1:
                 raise TrainError(f"source_weights needs [source, sample >= 0, policy in 0..1] items, got {item!r}")
@@ -225,7 +228,8 @@ def _load_data(start: _Start, explicit: set[str] | None, log: Callable[[str], No
             files=files, val_fraction=config.val_fraction, cache_dir=config.cache_dir,
             use_cache=config.cache, workers=config.workers, warn=lambda m: log(f"warning: {m}"),
             progress=bar.update,
-            source_weights=config.source_weights, source_shares=config.source_shares)
+            source_weights=config.source_weights, source_shares=config.source_shares,
+            handicap_weight=config.handicap_weight)
     except D.DatasetError as e:
         raise TrainError(str(e)) from None
     finally:
@@ -241,6 +245,9 @@ def _load_data(start: _Start, explicit: set[str] | None, log: Callable[[str], No
     for src, w, pw in config.source_weights:
         log(f"source weight {src}: sample x{float(w):g}, policy x{float(pw):g} "
             f"({summary.weighted.get(str(src), 0)} training games)")
+    if config.handicap_weight != 1.0:
+        log(f"handicap weight {config.handicap_weight:g}: {summary.handicap_games} training games "
+            f"({summary.handicap_positions} positions) begun with 2+ handicap stones")
     for n, shares in summary.shares.items():
         log(f"source shares of the {n}x{n} draws: " + ", ".join(f"{k} {v:.3f}" for k, v in shares.items()))
     dropped = train_set.drop_final_targets(config.max_final_margin)
