@@ -379,6 +379,22 @@ def test_a_new_run_folder_continues_the_published_lineage(tmp_path):
     assert pub["generation"] == 2 and "in_progress" not in pub and not (lin / "candidate.pt").exists()
     assert set(pub["generations"]) == {"1", "2"}  # run folder c began at generation 2; generation 1's record stays
     assert [s["data"] for s in pub["selfplay"]] == [str(tmp_path / "data" / f"smoke-g000{g}-7") for g in (1, 2)]
+    # the ladder's chained gate rating goes on from the published one (run folder c began after generation 1)
+    from azgo.gtp.match import elo
+    gates = {r["generation"]: r for r in pub["ladder"] if r["line"] == "gate"}
+    g2 = gates[2]
+    base = gates[1]["elo"] if pub["generations"]["1"].get("promoted") else 0.0
+    step = elo((g2["wins"] + 0.5 * g2["draws"] + 0.5) / (g2["games"] + 1))
+    assert g2["elo"] == pytest.approx(round(base + step, 1), abs=0.11)
+
+
+def test_ladder_ratings_carry_the_chained_gate_elo_of_a_published_ladder():
+    from azgo.training.recipe_run import ladder_ratings
+    ladder = [{"generation": 0, "line": "gate", "elo": 0.0}, {"generation": 1, "line": "gate", "elo": 67.0},
+              {"generation": 1, "line": "gnugo10", "elo": 102.1}, {"generation": 2, "line": "gate", "elo": 169.1},
+              {"generation": 3, "line": "gate", "elo": ""}]
+    assert ladder_ratings(ladder) == {"0": 0.0, "1": 67.0, "2": 169.1}
+    assert ladder_ratings([]) == {"0": 0.0}
 
 
 def _random_games(folder: Path, games: int, moves: int, seed: int) -> None:

@@ -66,6 +66,16 @@ def terminate_as_interrupt():
         signal.signal(signal.SIGTERM, old)
 
 
+def ladder_ratings(ladder: list) -> dict[str, float]:
+    """The chained head-to-head ratings (generation -> Elo) of a ladder's gate rows, which a run folder that
+    continues a published lineage carries on from (the next gate adds to its best's rating, not to 0)."""
+    ratings = {"0": 0.0}
+    for row in ladder:
+        if row.get("line") == "gate" and row.get("elo") not in ("", None):
+            ratings[str(int(row["generation"]))] = float(row["elo"])
+    return ratings
+
+
 class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
     """The state machine behind ``azgo loop --recipe`` (see the module docstring)."""
 
@@ -149,7 +159,8 @@ class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
             state.update(generation=g0 + 1, best={"generation": best["generation"], "checkpoint": ckpt, "nets": nets},
                          ladder=pub.get("ladder", []), core_hours=float(pub.get("core_hours", 0.0)),
                          selfplay=[{"generation": s["generation"], "size": s["size"], "data": s["data"]}
-                                   for s in pub.get("selfplay", [])])
+                                   for s in pub.get("selfplay", [])],
+                         ratings=ladder_ratings(pub.get("ladder", [])))
             self.log(f"[start] from the published lineage: generation {g0} done, best is generation "
                      f"{best['generation']} ({best['checkpoint_sha256'][:12]})")
             latest = pub.get("latest")
