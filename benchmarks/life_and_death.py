@@ -39,6 +39,9 @@ def gnugo_dead(rec, moves: int) -> set[int]:
     exe = shutil.which("gnugo") or "/usr/games/gnugo"
     n = rec.size
     lines = [f"boardsize {n}", "clear_board", f"komi {rec.komi:g}"]
+    black_setup, white_setup = rec.setup[0], rec.setup[1]  # handicap stones (AB) and any other setup
+    lines += [f"play b {move_to_gtp(m, n)}" for m in black_setup]
+    lines += [f"play w {move_to_gtp(m, n)}" for m in white_setup]
     for colour, move in rec.moves[:moves]:
         v = move_to_gtp(move, n)
         lines.append(f"play {'b' if colour == BLACK else 'w'} {v}")

@@ -11,7 +11,13 @@ RESULT lines: ``lost_games``, ``lost_after_lead`` (how many of them passed a lea
 ``lost_after_lead_share``; with ``--won`` also ``won_games`` and ``won_with_lead_share`` (the same for the games
 azgo won: how often its lead passes the mark at all, the base rate to read the first share against).
 
-Usage: python3 benchmarks/lost_leads.py FOLDER... [--player azgo] [--lead 15] [--every 10] [--visits 100] [--quick]
+With ``--referee`` GNU Go 3.8 (``estimate_score`` on the position of azgo's largest lead, loaded with ``loadsgf``,
+so handicap stones count) says whether that lead was real: ``referee_agreed`` counts the games lost after a lead
+where GNU Go also put azgo ahead there (a won position given away afterwards), ``referee_agreed_share`` is their
+share (the rest were misjudged: the network counted as won what GNU Go did not).
+
+Usage: python3 benchmarks/lost_leads.py FOLDER... [--player azgo] [--lead 15] [--every 10] [--visits 100] [--won]
+       [--referee] [--quick]
 """
 
 from __future__ import annotations
@@ -19,6 +25,9 @@ from __future__ import annotations
 import argparse
 import glob
 import os
+import re
+import shutil
+import subprocess
 import sys
 import time
 
@@ -53,6 +62,26 @@ def lead_curve(rec, colour: int, evaluator, every: int, visits: int) -> list[tup
     return out
 
 
+def parse_estimate(reply: str) -> float | None:
+    """Black's lead in points from GNU Go's ``estimate_score`` reply ("W+16.3 (upper bound: ...)"; "0" = even)."""
+    m = re.match(r"\s*=?\s*([BW])\+(\d+(?:\.\d+)?)", reply)
+    if m:
+        return float(m.group(2)) * (1 if m.group(1) == "B" else -1)
+    return 0.0 if re.match(r"\s*=?\s*0(\.0+)?\s*$", reply) else None
+
+
+def referee_lead(path: str, moves: int, colour: int, exe: str) -> float | None:
+    """GNU Go's estimate of ``colour``'s lead after ``moves`` moves of the SGF file ``path``."""
+    cmds = f"loadsgf {path} {moves + 1}\nestimate_score\nquit\n"
+    out = subprocess.run([exe, "--mode", "gtp", "--chinese-rules", "--level", "10"], input=cmds,
+                         capture_output=True, text=True, timeout=600).stdout
+    replies = [r.strip() for r in out.split("\n\n") if r.strip()]
+    if len(replies) < 2 or not replies[1].startswith("="):
+        return None
+    black = parse_estimate(replies[1])
+    return None if black is None else (black if colour == BLACK else -black)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("folders", nargs="+")
@@ -62,10 +91,16 @@ def main() -> int:
     ap.add_argument("--visits", type=int, default=100)
     ap.add_argument("--quick", action="store_true", help="at most 3 lost games, every 30 moves")
     ap.add_argument("--won", action="store_true", help="also the games azgo won (the base rate)")
+    ap.add_argument("--referee", action="store_true", help="GNU Go's estimate_score at the largest lead")
     args = ap.parse_args()
     files = sorted(f for d in args.folders for f in glob.glob(os.path.join(d, "**", "*.sgf"), recursive=True))
     evaluators: dict[int, OnnxEvaluator] = {}
-    lost = passed = won = won_hit = 0
+    lost = passed = won = won_hit = agreed = refereed = 0
+    exe = None
+    if args.referee:
+        exe = shutil.which("gnugo") or ("/usr/games/gnugo" if os.path.exists("/usr/games/gnugo") else None)
+        if exe is None:
+            ap.error("--referee needs GNU Go (apt-get install gnugo)")
     t0 = time.perf_counter()
     every = 30 if args.quick else args.every
     for f in files:
@@ -96,13 +131,23 @@ def main() -> int:
         k, best = max(curve, key=lambda x: x[1])
         hit = best >= args.lead
         passed += hit
+        ref = ""
+        if hit and exe is not None:
+            gl = referee_lead(f, k, colour, exe)
+            if gl is not None:
+                refereed += 1
+                agreed += gl > 0
+                ref = f"; GNU Go there: {gl:+.1f} ({'a lead given away' if gl > 0 else 'misjudged'})"
         print(f"{os.path.relpath(f)}: {rec.result}, {len(rec.moves)} moves; azgo's largest lead {best:+.1f} at move {k}"
-              + (f"  <- lost after leading by {args.lead:g}+" if hit else ""), flush=True)
+              + (f"  <- lost after leading by {args.lead:g}+" if hit else "") + ref, flush=True)
     print(f"# {lost} lost games, {passed} of them after a lead of {args.lead:g} points or more "
           f"({args.visits} visits every {every} moves; {time.perf_counter() - t0:.0f} s)")
     print(f"RESULT lost_games {lost}")
     print(f"RESULT lost_after_lead {passed}")
     print(f"RESULT lost_after_lead_share {passed / lost if lost else 0:.3f}")
+    if exe is not None:
+        print(f"RESULT referee_agreed {agreed}")
+        print(f"RESULT referee_agreed_share {agreed / refereed if refereed else 0:.3f}")
     if args.won:
         print(f"RESULT won_games {won}")
         print(f"RESULT won_with_lead_share {won_hit / won if won else 0:.3f}")
