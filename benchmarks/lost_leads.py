@@ -26,7 +26,6 @@ import argparse
 import glob
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -35,6 +34,7 @@ from azgo.engine.board import BLACK, WHITE
 from azgo.engine.mcts import SearchConfig
 from azgo.engine.search import Limits, Searcher
 from azgo.engine.sgf import SgfError, load_sgf
+from azgo.gtp.opponents import OpponentMissing, gnugo_binary
 from azgo.nets.evaluator import EvalConfig, OnnxEvaluator
 from azgo.nets.registry import default_net_path
 
@@ -98,9 +98,10 @@ def main() -> int:
     lost = passed = won = won_hit = agreed = refereed = 0
     exe = None
     if args.referee:
-        exe = shutil.which("gnugo") or ("/usr/games/gnugo" if os.path.exists("/usr/games/gnugo") else None)
-        if exe is None:
-            ap.error("--referee needs GNU Go (apt-get install gnugo)")
+        try:
+            exe = gnugo_binary()
+        except OpponentMissing as e:
+            ap.error(f"--referee: {e}")
     t0 = time.perf_counter()
     every = 30 if args.quick else args.every
     for f in files:
