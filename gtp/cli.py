@@ -197,6 +197,7 @@ class LazyGroup(click.Group):
         "selfplay": "azgo.training.workers:selfplay",
         "train": "azgo.training.cli:train",
         "export": "azgo.training.cli:export",
+        "grow": "azgo.training.cli:grow",
         "loop": "azgo.training.loop_cli:loop",
         "quantize": "azgo.training.cli:quantize",
         "shards": "azgo.training.cli:shards",

@@ -51,6 +51,7 @@ def _variant(tmp_path, old: str, new: str, name="bad.toml") -> Path:
     ("bn_sizes = [7]", "bn_sizes = [9]", "gate.size: no network is exported for 7x7"),
     ("fair = { 7 = 9.0 }", "fair = { 9 = 7.0 }", "selfplay.komi.fair: no fair komi for board size 7"),
     ("handicap_weight = 2.0", "handicap_weight = -1.0", "training.handicap_weight: must be in [0, 100]"),
+    ("[training]\n", '[training]\nnet = "b7x"\n', "training.net: unknown network size 'b7x'"),
 ])
 def test_a_bad_field_fails_naming_the_field(tmp_path, old, new, field):
     bad = _variant(tmp_path, old, new)
@@ -442,3 +443,65 @@ def test_int8_copy_of_a_generation_with_short_games_is_measured_on_held_out_posi
             # 24 + 180 positions in all: the recipe's 32 calibrate, the other 172 are held out
             assert result["measured_on"] == "172 held-out positions", result
             assert result["calibration"] == "32 positions of 7x7 games of generation 2's data and the training window's"
+
+
+def test_training_net_grows_the_init_checkpoint_before_training(tmp_path, monkeypatch):
+    """training.net = "b3c16" on a b2c16 lineage: the train stage first runs `azgo grow` on the best checkpoint
+    (a real child: the grown file computes what the best computes) and trains from the grown file; the plan
+    says so; a resumed training does not grow again."""
+    torch = pytest.importorskip("torch")
+    from azgo.training import recipe_data
+    from azgo.training.checkpoints import load_checkpoint, save_atomic
+    from azgo.training.grow import max_output_difference
+    from azgo.training.model import build_model, randomize_batchnorm
+    from azgo.training.recipe_run import RecipeRun
+    path = tmp_path / "grow.toml"
+    path.write_text(SMOKE.read_text().replace("[training]\n", '[training]\nnet = "b3c16"\n')
+                    .replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
+    run = RecipeRun(load_recipe(path), str(tmp_path / "run"))
+    best = os.path.join(run.gen_dir(1), "train", "checkpoint.pt")
+    os.makedirs(os.path.dirname(best))
+    model = build_model("b2c16", seed=1)
+    randomize_batchnorm(model, seed=2)
+    save_atomic({"net": "b2c16", "model": model.state_dict(), "step": 8, "training": "test"}, best)
+    run.state = {"recipe": run.r.name, "generation": 2, "stage": "train", "ladder": [], "selfplay": [],
+                 "core_hours": 0.0, "generations": {"1": {"train": {}}},
+                 "best": {"generation": 1, "checkpoint": best, "nets": {}}}
+    commands = []
+
+    def child(cmd):
+        commands.append(cmd)
+        if "grow" in cmd:
+            subprocess.run(cmd, check=True, capture_output=True)
+
+    monkeypatch.setattr(recipe_data, "run_child", child)
+    run.window = lambda g: ([str(tmp_path / "games")], [], [])
+    run.stage_train(2)
+    grown = os.path.join(run.gen_dir(2), "grown_init.pt")
+    assert commands[0][commands[0].index("grow") + 1] == best and len(commands) == 2
+    assert commands[1][commands[1].index("--init") + 1] == grown
+    ck = load_checkpoint(grown)
+    assert ck["net"] == "b3c16" and ck["grown_from"]["net"] == "b2c16"
+    assert max_output_difference(load_checkpoint(best), ck) < 1e-5
+    assert run.state["generations"]["2"]["train"]["net"] == "b3c16"
+    assert "grown into a b3c16 network" in run.plan()
+    # resumed: its own checkpoint, no second growth
+    save_atomic(ck, os.path.join(run.gen_dir(2), "train", "checkpoint.pt"))
+    commands.clear()
+    run.stage_train(2)
+    assert len(commands) == 1 and "--resume" in commands[0] and "grow" not in commands[0]
+    del torch
+
+
+def test_quantize_leaves_out_fp32_nodes_a_grown_network_does_not_have(tmp_path):
+    pytest.importorskip("onnx")
+    pytest.importorskip("torch")
+    from azgo.training.export import export_random
+    from azgo.training.recipe_run import RecipeRun
+    net = tmp_path / "net.onnx"
+    export_random("b2c16", 1, net, check=False)
+    run = RecipeRun(load_recipe(SMOKE), str(tmp_path / "r"))
+    logged = []
+    run.log = logged.append
+    assert run._nodes_in(str(net), ["/stem/conv/Conv", "/blocks.5/a/conv/Conv"], 3) == ["/stem/conv/Conv"]
+    assert logged == ["[gen 3] int8: net.onnx has no node /blocks.5/a/conv/Conv; left out of keep_fp32"]

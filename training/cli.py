@@ -374,3 +374,39 @@ def gnugo_games(args):
     """GNU Go self-play games as an SGF archive (a supervised start): azgo gnugo-games --help."""
     from .gnugo_games import main as games_main
     sys.exit(games_main(list(args)))
+
+
+# ============================================================================================ grow
+
+@click.command("grow", context_settings=CONTEXT)
+@click.argument("checkpoint", type=click.Path(exists=True))
+@click.option("--net", "net", required=True, help="The deeper size to grow into (e.g. b10c64 from b6c64).")
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False),
+              help="The grown checkpoint (a file; `azgo train --init` it).")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the new blocks' other weights.")
+def grow(checkpoint, net, out, seed):
+    """Grow a checkpoint's network deeper without changing its outputs (new blocks start as identities).
+
+    The grown checkpoint trains on with `azgo train --init OUT` (step 0, a fresh optimiser); before any
+    training it plays exactly as the network it came from, only slower. The check below runs both networks
+    on random positions of 9x9, 13x13 and 19x19 and refuses to write a file that differs.
+    """
+    from pathlib import Path
+
+    from azgo.training.checkpoints import load_checkpoint, save_atomic
+    from azgo.training.errors import TrainError
+    from azgo.training.grow import grow_checkpoint, max_output_difference
+
+    path = Path(checkpoint)
+    if path.is_dir():
+        path = path / "checkpoint.pt"
+    try:
+        ckpt = load_checkpoint(path)
+        grown = grow_checkpoint(ckpt, net, seed=seed)
+        diff = max_output_difference(ckpt, grown)
+        if diff > 1e-3:
+            raise TrainError(f"the grown network's outputs differ by {diff:.3g} (expected float rounding)")
+        save_atomic(grown, out)
+    except (TrainError, ValueError, OSError) as e:
+        raise click.ClickException(f"cannot grow {path}: {e}") from None
+    click.echo(f"wrote {out}: {ckpt['net']} -> {net}, largest output difference {diff:.2e}")

@@ -88,9 +88,16 @@ NET_SIZES: dict[str, NetSize] = {
     # tiny, for tests only
     "b2c16": NetSize(blocks=2, channels=16, gpool_blocks=(1,), gpool_channels=8,
                      head_channels=8, head_gpool_channels=8, value_fc=16),
+    "b3c16": NetSize(blocks=3, channels=16, gpool_blocks=(1,), gpool_channels=8,  # b2c16 grown, for tests
+                     head_channels=8, head_gpool_channels=8, value_fc=16),
     # the default 9x9 network (KataGo's b6c96 pattern at width 64): blocks 2 and 4 pool
     "b6c64": NetSize(blocks=6, channels=64, gpool_blocks=(2, 4), gpool_channels=16,
                      head_channels=24, head_gpool_channels=24, value_fc=64),
+    # b6c64 grown deeper (azgo.training.grow): the same widths, its pooling blocks moved to keep its order
+    "b8c64": NetSize(blocks=8, channels=64, gpool_blocks=(3, 6), gpool_channels=16,
+                     head_channels=24, head_gpool_channels=24, value_fc=64),
+    "b10c64": NetSize(blocks=10, channels=64, gpool_blocks=(3, 7), gpool_channels=16,
+                      head_channels=24, head_gpool_channels=24, value_fc=64),
     "b6c96": NetSize(blocks=6, channels=96, gpool_blocks=(2, 4), gpool_channels=32,
                      head_channels=32, head_gpool_channels=32, value_fc=96),
     "b10c128": NetSize(blocks=10, channels=128, gpool_blocks=(3, 7), gpool_channels=32,

@@ -166,9 +166,13 @@ class Window:
 class Training:
     """As ``azgo train`` takes them. ``init``: the checkpoint each generation's training starts from: ``best``
     (the best network's), or ``latest`` (the last trained generation's, promoted or not: Leela Zero's way, so
-    that gains its gate could not yet confirm carry on; self-play and the gate still use the best)."""
+    that gains its gate could not yet confirm carry on; self-play and the gate still use the best). ``net``: a
+    deeper network size (``b10c64``) that training grows the init checkpoint into first (`azgo.training.grow`:
+    the grown network computes what the init computes, new blocks start as identities); empty: the init's size.
+    The gate then decides at equal time whether the larger network plays better than the best one."""
 
     init: str = "best"
+    net: str = ""
 
     steps: int = 1000
     batch_size: int = 256

@@ -118,6 +118,10 @@ def _check_training(r: Recipe, fail, num) -> None:
     num("training.max_final_margin", t.max_final_margin, 0, 2)
     num("training.val_fraction", t.val_fraction, 0, 0.5)
     num("training.threads", t.threads, 0)
+    if t.net:
+        from .model import NET_SIZES  # torch: only for a recipe that grows its network
+        if t.net not in NET_SIZES:
+            fail("training.net", f"unknown network size {t.net!r}; known: {', '.join(NET_SIZES)}")
     if t.init not in ("best", "latest"):
         fail("training.init", f"best or latest, got {t.init!r}")
     if any(not isinstance(s, int) or not 0 < s < t.steps for s in t.lr_steps) or list(t.lr_steps) != sorted(t.lr_steps):

@@ -200,16 +200,24 @@ class DataMixin:
         for path, sw, pw in weights:
             cmd += ["--source-weight", f"{path}={sw:g}:{pw:g}"]
         init = self.init_checkpoint(g)
+        grown = os.path.join(self.gen_dir(g), "grown_init.pt")
         if os.path.exists(os.path.join(out, "checkpoint.pt")):
             cmd.append("--resume")
+        elif t.net:  # grow the init into training.net (a copy when it is that size already), then train that
+            run_child([sys.executable, "-m", "azgo.gtp.cli", "grow", init["checkpoint"], "--net", t.net,
+                       "--out", grown, "--seed", str(self._seed(g, 0))])
+            cmd += ["--init", grown]
         else:
             cmd += ["--init", init["checkpoint"]]
         self.log(f"[gen {g}] train: {len(sources)} sources, {t.steps} steps from generation "
-                 f"{init['generation']} ({'the best' if init['generation'] == self.state['best']['generation'] else 'the latest trained'})")
+                 f"{init['generation']} ({'the best' if init['generation'] == self.state['best']['generation'] else 'the latest trained'})"
+                 + (f", grown to {t.net}" if t.net and "--init" in cmd else ""))
         run_child(cmd)  # stops with the loop (a SIGTERM to the loop saves the training's checkpoint)
         info = self.state["generations"].setdefault(str(g), {})
         info["train"] = {"command": relative_paths(shlex.join(["azgo", *cmd[3:]]), self.r.root, self.dir),
                          "init_generation": init["generation"], "validation": self._last_validation(out)}
+        if t.net:
+            info["train"]["net"] = t.net
 
     def init_checkpoint(self, g: int) -> dict:
         """``{"generation", "checkpoint"}`` that generation g's training starts from: the best network's, or with
@@ -307,14 +315,15 @@ class DataMixin:
             planes = random_positions(n, want, seed=g)
             planes, test = planes[:-HELD_OUT], planes[-HELD_OUT:]
             note, where = "random legal positions", "held-out random"
+        keep_fp32, vnni_keep = self._nodes_in(net, q.keep_fp32, g), self._nodes_in(net, q.vnni_keep_fp32, g)
         final = int8_path_for(net)
         rules = q.percentiles or (q.percentile,)
         tries = []
         for p in rules:
             label = f"percentile {p:g}" if p else "MinMax"
             out_path = final if len(rules) == 1 else final.with_name(f"{final.stem}.try{len(tries)}.onnx")
-            for k in range(len(q.keep_fp32) + 1):
-                keep = list(q.keep_fp32[:k])
+            for k in range(len(keep_fp32) + 1):
+                keep = list(keep_fp32[:k])
                 out = quantize_int8(net, planes, out_path, calibration_note=note, keep_fp32=keep,
                                     percentile=p or None)
                 report = compare_int8(net, out, test)
@@ -346,20 +355,31 @@ class DataMixin:
         if vnni.exists():  # a copy left by an earlier try of this stage, or another network's
             vnni.unlink()
         if q.vnni_percentiles:
-            result["vnni"] = self._vnni_copy(net, n, g, planes, test, note, where, keep, report)
+            result["vnni"] = self._vnni_copy(net, n, g, planes, test, note, where, keep, report, vnni_keep)
         return result
 
-    def _vnni_copy(self, net, n, g, planes, test, note, where, keep, kept7) -> dict:
+    def _nodes_in(self, net: str, names, g: int) -> list[str]:
+        """``names`` that are nodes of ``net``'s graph (the recipe's fp32 nodes name one network size's layers;
+        a grown network has other block numbers); the rest are logged and left out."""
+        import onnx
+        present = {node.name for node in onnx.load(net, load_external_data=False).graph.node}
+        missing = [x for x in names if x not in present]
+        if missing:
+            self.log(f"[gen {g}] int8: {os.path.basename(net)} has no node {', '.join(missing)}; left out of keep_fp32")
+        return [x for x in names if x in present]
+
+    def _vnni_copy(self, net, n, g, planes, test, note, where, keep, kept7, vnni_keep=None) -> dict:
         """The 8-bit-weight copy ``<net>.int8-vnni.onnx`` (``quantize.vnni_percentiles``, with the 7-bit copy's
         fp32 layers): the closest of its rules is kept if it is within the value bar and closer to fp32 than
         the 7-bit copy ``kept7`` (its report); else no such file. Returns the record of what was tried."""
         from azgo.nets.quantize import compare_int8, int8_vnni_path_for, quantize_int8
         q = self.r.quantize
+        vnni_keep = list(q.vnni_keep_fp32) if vnni_keep is None else vnni_keep
         final = int8_vnni_path_for(net)
         tries = []
         for p in q.vnni_percentiles:
             out = quantize_int8(net, planes, final.with_name(f"{final.stem}.try{len(tries)}.onnx"),
-                                calibration_note=note, keep_fp32=keep + [k for k in q.vnni_keep_fp32 if k not in keep],
+                                calibration_note=note, keep_fp32=keep + [k for k in vnni_keep if k not in keep],
                                 full_range=True, percentile=p or None)
             report = compare_int8(net, out, test)
             lead = f", score lead median {report['lead_median_abs']:.3f}" if "lead_median_abs" in report else ""
@@ -380,7 +400,7 @@ class DataMixin:
                                                 f"for analysis on VNNI CPUs ({final.name})" if closer
                                                 else "no 8-bit copy: none closer than the 7-bit one"))
         record = {"kept": closer, "tried": [_brief(t) for t in tries],
-                  **({"keep_fp32": list(q.vnni_keep_fp32)} if q.vnni_keep_fp32 else {})}
+                  **({"keep_fp32": vnni_keep} if vnni_keep else {})}
         if closer:
             record.update(_brief(tries[best]), top1_agreement=round(report["top1_agreement"], 4),
                           measured_on=f"{len(test)} {where} positions")

@@ -82,6 +82,8 @@ class PlanMixin:
                 start = f"from generation {pub['best']['generation']}'s checkpoint (the best)"
             else:
                 start = "from generation 0's checkpoint"
+        if t.net:
+            start += f" grown into a {t.net} network (new blocks start as identities)"
         lines.append(f"  train: {start}, {t.steps} steps of {t.batch_size}, lr {t.lr:g}"
                      + (f" x{t.lr_decay:g} at {', '.join(map(str, t.lr_steps))}" if t.lr_steps else "")
                      + ", loss weights " + ", ".join(f"{k} {v:g}" for k, v in t.loss_weights.items())
