@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 
 from .errors import TrainError
-from .model import AzNet, GPoolBlock, NetSize, build_model, get_size
+from .model import AzNet, NetSize, build_model, get_size
 
 
 def block_placement(small: NetSize, big: NetSize) -> list[int | None]:
@@ -68,9 +68,7 @@ def grow_model(model: AzNet, big: str, seed: int = 0) -> AzNet:
         if not name.startswith("blocks."):
             state[name] = tensor.clone()
     for dst, src in enumerate(placement):
-        if src is None:
-            if isinstance(new.blocks[dst], GPoolBlock):  # not reachable: pooling blocks are always copied
-                raise TrainError(f"block {dst} would be a new global-pooling block")
+        if src is None:  # a new plain block (block_placement copies every pooling block)
             continue
         prefix_src, prefix_dst = f"blocks.{src}.", f"blocks.{dst}."
         for name, tensor in small_state.items():
