@@ -107,3 +107,5 @@ def test_cli_writes_a_checkpoint_train_can_init_from(tmp_path):
 def test_grow_checkpoint_records_where_it_came_from():
     ck = grow_checkpoint({"net": "b6c64", "model": trained_like().state_dict(), "step": 7}, "b8c64")
     assert ck["net"] == "b8c64" and ck["grown_from"]["step"] == 7 and "identities" in ck["training"]
+    same = grow_checkpoint(ck, "b8c64")  # a recipe grows every generation's init: an already grown one is copied
+    assert "already a b8c64" in same["training"] and max_output_difference(ck, same) == 0.0

@@ -89,7 +89,8 @@ def grow_checkpoint(ckpt: dict, big: str, seed: int = 0) -> dict:
     small.load_state_dict(ckpt["model"])
     get_size(big)  # ValueError naming the known sizes
     grown = grow_model(small, big, seed=seed)
-    how = f"grown from a {ckpt['net']} network to {big} (new blocks are identities: the same outputs)"
+    how = (f"grown from a {ckpt['net']} network to {big} (new blocks are identities: the same outputs)"
+           if ckpt["net"] != big else f"copied: already a {big} network")
     if ckpt.get("training"):
         how += f"; that network: {ckpt['training']}"
     return {"net": big, "model": grown.state_dict(), "step": 0, "training": how,
