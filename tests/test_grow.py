@@ -97,7 +97,7 @@ def test_cli_writes_a_checkpoint_train_can_init_from(tmp_path):
     assert "b6c64 -> b10c64" in res.output
     ck = load_checkpoint(tmp_path / "big.pt")
     assert ck["net"] == "b10c64" and ck["step"] == 0 and ck["grown_from"] == {"net": "b6c64", "step": 1000}
-    assert "test run" in ck["training"]
+    assert "test run" in ck["training"]["summary"] and ck["training"]["summary"].startswith("azgo grow: a b6c64")
     bad = CliRunner().invoke(grow_cmd, [str(tmp_path / "small.pt"), "--net", "b6c96", "-o", str(tmp_path / "x.pt")])
     assert bad.exit_code != 0 and "deeper, not wider" in bad.output and not (tmp_path / "x.pt").exists()
     unknown = CliRunner().invoke(grow_cmd, [str(tmp_path / "small.pt"), "--net", "b99", "-o", str(tmp_path / "y.pt")])
@@ -105,7 +105,20 @@ def test_cli_writes_a_checkpoint_train_can_init_from(tmp_path):
 
 
 def test_grow_checkpoint_records_where_it_came_from():
-    ck = grow_checkpoint({"net": "b6c64", "model": trained_like().state_dict(), "step": 7}, "b8c64")
-    assert ck["net"] == "b8c64" and ck["grown_from"]["step"] == 7 and "identities" in ck["training"]
+    """The parent's training record (its lineage, what it trained on) carries over, the growth said first, so
+    `azgo train --init` of the grown file keeps the lineage; an init already of the size is copied, and says so."""
+    parent = {"summary": "azgo train: 1000 steps", "steps": 1000, "games": 50,
+              "lineage": [{"net": "b6c64", "steps": 500, "description": "older"}]}
+    ck = grow_checkpoint({"net": "b6c64", "model": trained_like().state_dict(), "step": 7, "training": parent},
+                         "b8c64")
+    assert ck["net"] == "b8c64" and ck["grown_from"]["step"] == 7
+    t = ck["training"]
+    assert t["summary"] == ("azgo grow: a b6c64 network grown to b8c64 (new blocks are identities: the same "
+                            "outputs); before: azgo train: 1000 steps")
+    assert t["lineage"] == parent["lineage"] and t["games"] == 50
     same = grow_checkpoint(ck, "b8c64")  # a recipe grows every generation's init: an already grown one is copied
-    assert "already a b8c64" in same["training"] and max_output_difference(ck, same) == 0.0
+    assert same["training"]["summary"].startswith("azgo grow: copied, already a b8c64 network; before: azgo grow: a")
+    assert max_output_difference(ck, same) == 0.0
+    bare = grow_checkpoint({"net": "b6c64", "model": trained_like().state_dict(), "step": 3}, "b8c64")
+    assert bare["training"] == {"summary": "azgo grow: a b6c64 network grown to b8c64 (new blocks are identities: "
+                                           "the same outputs)", "steps": 3}

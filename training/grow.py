@@ -84,16 +84,22 @@ def grow_model(model: AzNet, big: str, seed: int = 0) -> AzNet:
 
 
 def grow_checkpoint(ckpt: dict, big: str, seed: int = 0) -> dict:
-    """A new checkpoint dict (step 0, no optimiser state) of the ``big`` network grown from ``ckpt``'s weights."""
+    """A new checkpoint dict (step 0, no optimiser state) of the ``big`` network grown from ``ckpt``'s weights.
+
+    Its ``training`` record is the parent's (what it was trained on, its lineage), with the growth said first in
+    the summary, so that `azgo train --init` of the grown file keeps the lineage as for any other init."""
     small = AzNet(ckpt["net"])
     small.load_state_dict(ckpt["model"])
     get_size(big)  # ValueError naming the known sizes
     grown = grow_model(small, big, seed=seed)
-    how = (f"grown from a {ckpt['net']} network to {big} (new blocks are identities: the same outputs)"
-           if ckpt["net"] != big else f"copied: already a {big} network")
-    if ckpt.get("training"):
-        how += f"; that network: {ckpt['training']}"
-    return {"net": big, "model": grown.state_dict(), "step": 0, "training": how,
+    how = (f"azgo grow: a {ckpt['net']} network grown to {big} (new blocks are identities: the same outputs)"
+           if ckpt["net"] != big else f"azgo grow: copied, already a {big} network")
+    parent = ckpt.get("training")
+    if isinstance(parent, dict):
+        training = {**parent, "summary": how + (f"; before: {parent['summary']}" if parent.get("summary") else "")}
+    else:
+        training = {"summary": how + (f"; before: {parent}" if parent else ""), "steps": ckpt.get("step")}
+    return {"net": big, "model": grown.state_dict(), "step": 0, "training": training,
             "grown_from": {"net": ckpt["net"], "step": ckpt.get("step")}}
 
 
