@@ -200,10 +200,10 @@ class DataMixin:
         for path, sw, pw in weights:
             cmd += ["--source-weight", f"{path}={sw:g}:{pw:g}"]
         init = self.init_checkpoint(g)
-        grown = os.path.join(self.gen_dir(g), "grown_init.pt")
         if os.path.exists(os.path.join(out, "checkpoint.pt")):
             cmd.append("--resume")
         elif t.net:  # grow the init into training.net (a copy when it is that size already), then train that
+            grown = os.path.join(self.gen_dir(g), "grown_init.pt")
             run_child([sys.executable, "-m", "azgo.gtp.cli", "grow", init["checkpoint"], "--net", t.net,
                        "--out", grown, "--seed", str(self._seed(g, 0))])
             cmd += ["--init", grown]
@@ -368,13 +368,13 @@ class DataMixin:
             self.log(f"[gen {g}] int8: {os.path.basename(net)} has no node {', '.join(missing)}; left out of keep_fp32")
         return [x for x in names if x in present]
 
-    def _vnni_copy(self, net, n, g, planes, test, note, where, keep, kept7, vnni_keep=None) -> dict:
+    def _vnni_copy(self, net, n, g, planes, test, note, where, keep, kept7, vnni_keep) -> dict:
         """The 8-bit-weight copy ``<net>.int8-vnni.onnx`` (``quantize.vnni_percentiles``, with the 7-bit copy's
         fp32 layers): the closest of its rules is kept if it is within the value bar and closer to fp32 than
-        the 7-bit copy ``kept7`` (its report); else no such file. Returns the record of what was tried."""
+        the 7-bit copy ``kept7`` (its report); else no such file. ``vnni_keep``: the recipe's ``vnni_keep_fp32``
+        nodes that this network has. Returns the record of what was tried."""
         from azgo.nets.quantize import compare_int8, int8_vnni_path_for, quantize_int8
         q = self.r.quantize
-        vnni_keep = list(q.vnni_keep_fp32) if vnni_keep is None else vnni_keep
         final = int8_vnni_path_for(net)
         tries = []
         for p in q.vnni_percentiles:
