@@ -56,7 +56,7 @@ def main(recipe_file, generation, net, size, workers, minutes, games, out_dir, p
     if not count:
         raise click.BadParameter(f"the recipe plays no {size}x{size} self-play", param_hint="--size")
     run = RecipeRun(recipe, tempfile.mkdtemp(prefix="selfplay-stage-"), workers=workers)
-    cfg = run.selfplay_config(size)
+    cfg = run.selfplay_config(size, net=os.path.abspath(net))
     seed = run._seed(generation, size)
     have = len(archive_games(out_dir)) if os.path.isdir(out_dir) else 0
     print(f"recipe {recipe.name}, generation {generation}, {size}x{size}: {have} -> {count} games, "

@@ -86,13 +86,17 @@ class Openings:
     """Forked starts: ``fraction`` of the even games begin with the first ``min_moves``..``max_moves`` moves
     of a random game of ``sources`` (folders of SGF or of shards; glob patterns allowed), played without
     search, not trained on; with ``lost_by``, only games lost by a player whose name contains it (e.g.
-    "azgo": the games lost to an anchor, forked where the misjudgement began)."""
+    "azgo": the games lost to an anchor, forked where the misjudgement began). ``around_peak = [before, after]``
+    (with ``lost_by``): each lost game forks between ``before`` moves before and ``after`` moves after the
+    position, within its first ``max_moves`` moves, where the best network counted the loser furthest ahead
+    (`azgo.training.fork_peaks`), instead of anywhere in ``min_moves..max_moves``."""
 
     sources: tuple = ()
     fraction: float = 0.0
     min_moves: int = 1
     max_moves: int = 8
     lost_by: str = ""
+    around_peak: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,12 @@ def _check_selfplay(r: Recipe, fail, num) -> None:
     num("selfplay.openings.fraction", sp.openings.fraction, 0, 1)
     num("selfplay.openings.min_moves", sp.openings.min_moves, 1)
     num("selfplay.openings.max_moves", sp.openings.max_moves, sp.openings.min_moves)
+    ap = sp.openings.around_peak
+    if ap:
+        if len(ap) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in ap):
+            fail("selfplay.openings.around_peak", f"expected [before, after], two whole numbers >= 0, got {list(ap)}")
+        if not sp.openings.lost_by:
+            fail("selfplay.openings.around_peak", "needs lost_by (whose largest lead to fork around)")
     if sp.openings.fraction > 0 and not sp.openings.sources:
         fail("selfplay.openings.sources", "forked starts (fraction > 0) need sources")
     for i, s in enumerate(sp.openings.sources):

@@ -42,11 +42,15 @@ class DataMixin:
     """Stages 1-4 of `azgo.training.recipe_run.RecipeRun`."""
 
     # ------------------------------------------------------------------ 1. self-play
-    def selfplay_config(self, size: int):
+    def selfplay_config(self, size: int, net: str | None = None):
+        """The self-play settings of ``size`` (``net``: the network that reads the forked games' peaks; default the
+        best of the run)."""
         from .selfplay import SelfPlayConfig, load_openings
         sp = self.r.selfplay
-        forks = ()
-        if sp.openings.fraction > 0:
+        forks, lows = (), ()
+        if sp.openings.fraction > 0 and sp.openings.around_peak:
+            forks, lows = self.peak_forks(size, net or self.best_net(size))
+        elif sp.openings.fraction > 0:
             files = self.opening_files(size)
             try:
                 forks = load_openings(files, size, sp.openings.max_moves) if files else ()
@@ -57,7 +61,7 @@ class DataMixin:
             full_prob=sp.full_prob, resign_threshold=sp.resign_threshold, no_resign_fraction=sp.no_resign_fraction,
             concurrent_games=sp.concurrent_games, max_moves=sp.max_moves or None, precision=sp.precision,
             openings=forks, opening_fraction=sp.openings.fraction if forks else 0.0,
-            opening_min_moves=sp.openings.min_moves, komi_stdev=sp.komi.stdev,
+            opening_min_moves=sp.openings.min_moves, opening_lows=lows, komi_stdev=sp.komi.stdev,
             komi_wide_fraction=sp.komi.wide_fraction, komi_range=tuple(float(x) for x in sp.komi.range),
             handicap_fraction=sp.handicap.fraction, handicap_stones=tuple(sp.handicap.stones),
             handicap_komi=sp.handicap.komi, handicap_resign=sp.handicap.resign, gumbel_m=sp.gumbel_m)
@@ -86,6 +90,25 @@ class DataMixin:
                     continue
             out.append(f)
         return out
+
+    def peak_forks(self, size: int, net: str) -> tuple[tuple, tuple]:
+        """``(openings, lows)`` around each lost game's peak (``openings.around_peak``), read by the best
+        network ``net`` (no search; answers cached in ``<run>/peaks/<size>.json`` for that network)."""
+        from azgo.nets.evaluator import EvalConfig, OnnxEvaluator
+
+        from .fork_peaks import lead_peaks, peak_openings
+        from .recipe_util import sha256
+        from .selfplay import opening_moves
+        op = self.r.selfplay.openings
+        files = [f for f in self.opening_files(size) if opening_moves(f, size, 1)]  # even games only
+        if not files:
+            return (), ()
+        evaluator = OnnxEvaluator(net, EvalConfig(threads=1, precision=self.r.selfplay.precision))
+        peaks = lead_peaks(files, op.lost_by, evaluator, cache=os.path.join(self.dir, "peaks", f"{size}.json"),
+                           key=f"{sha256(evaluator.path)}", max_moves=op.max_moves, log=self.log)
+        before, after = op.around_peak
+        pairs = [(opening_moves(f, size, peaks[f] + after), peaks[f]) for f in files if f in peaks]
+        return peak_openings([(m, p) for m, p in pairs if m], before, after, op.min_moves)
 
     def _expand(self, rel: str) -> list[str]:
         return [self.path(rel)] if rel.startswith("<run>/") else self.r.expand(rel)

@@ -61,7 +61,9 @@ class PlanMixin:
             lines.append(f"            forked starts: {sp.openings.fraction:g} of even games from the first "
                          f"{sp.openings.min_moves}-{sp.openings.max_moves} moves of the games in "
                          f"{', '.join(sp.openings.sources)}"
-                         + (f" lost by {sp.openings.lost_by}" if sp.openings.lost_by else ""))
+                         + (f" lost by {sp.openings.lost_by}" if sp.openings.lost_by else "")
+                         + (f", forked {sp.openings.around_peak[0]} moves before to {sp.openings.around_peak[1]} after "
+                            f"the loser's largest lead by the best network" if sp.openings.around_peak else ""))
         w = r.window
         known = self.state.get("selfplay", []) if self.state else (self.published() or {}).get("selfplay", [])
         gens = sorted({s["generation"] for s in known} | {g}, reverse=True)[: w.generations]

@@ -17,7 +17,8 @@ Per move (KataGo's efficiency tricks, shared/research/engines.md R5):
   that random early networks do not end games after a few moves;
 * a maximum game length;
 * forked starts (optional): ``opening_fraction`` of the games begin from the first 1..L moves of a
-  random one of ``openings`` (e.g. the openings of real games against an opponent, ``load_openings``),
+  random one of ``openings`` (e.g. the openings of real games against an opponent, ``load_openings``;
+  ``opening_min_moves`` or, per opening, ``opening_lows`` instead of 1: see `azgo.training.fork_peaks`),
   played without search and recorded with ``AZT[0]`` (never trained on as policy targets) and the
   number of such moves in the root's ``AZO``, so that self-play also visits the positions those
   openings lead to;
@@ -89,6 +90,7 @@ class SelfPlayConfig:
     openings: tuple[tuple[int, ...], ...] = ()  # move sequences from the empty board, Black first (move indices)
     opening_fraction: float = 0.0  # share of the games that start from a random prefix of one of ``openings``
     opening_min_moves: int = 1  # the shortest prefix taken (the longest: the whole opening)
+    opening_lows: tuple[int, ...] = ()  # per opening, its shortest prefix instead (``fork_peaks.peak_openings``)
     komi_stdev: float = 0.0  # a game's komi ~ N(komi, komi_stdev), rounded to 0.5 and clipped to komi_range
     komi_wide_fraction: float = 0.0  # share of the games with a komi uniform over komi_range instead
     komi_range: tuple[float, float] = (-10.0, 20.0)
@@ -107,6 +109,9 @@ class SelfPlayConfig:
             raise ValueError("every opening needs at least one move")
         if self.opening_min_moves < 1:
             raise ValueError("opening_min_moves must be >= 1")
+        if self.opening_lows and (len(self.opening_lows) != len(self.openings) or any(
+                not 1 <= lo <= len(seq) for lo, seq in zip(self.opening_lows, self.openings))):
+            raise ValueError("opening_lows needs one shortest prefix per opening, each from 1 to its length")
         if self.precision not in ("fp32", "int8", "auto"):
             raise ValueError(f"precision must be fp32, int8 or auto, got {self.precision!r}")
         if not 0 <= self.full_prob <= 1 or not 0 <= self.no_resign_fraction <= 1:
@@ -155,31 +160,38 @@ def load_openings(paths, size: int, max_moves: int = 8) -> tuple[tuple[int, ...]
     searched recursively) as move-index tuples for ``SelfPlayConfig.openings``, in sorted path order.
 
     Games with setup stones or handicap, other board sizes, or that do not begin with Black are left out;
-    an opening ends before the first pass or illegal move. Duplicate openings are kept once.
+    an opening ends before the first pass or illegal move (`opening_moves`). Duplicate openings are kept once.
     Raises ``ValueError`` when no opening is found (``DatasetError`` for a path that matches nothing).
     """
     seen: dict[tuple[int, ...], None] = {}
     for f in sorted(find_sgf_files(paths)):
-        try:
-            rec = load_sgf(f)
-        except SgfError:
-            continue
-        if rec.size != size or rec.handicap or any(rec.setup or ()):
-            continue
-        game = Game(size, rec.komi)
-        seq: list[int] = []
-        for node in rec.nodes:
-            if len(seq) >= max_moves or node.setup or node.color is None or node.move is None:
-                break
-            if node.color != game.to_move or node.move == game.board.pass_move or not game.board.is_legal(node.move):
-                break
-            game.play(node.move)
-            seq.append(int(node.move))
+        seq = opening_moves(f, size, max_moves)
         if seq:
-            seen.setdefault(tuple(seq), None)
+            seen.setdefault(seq, None)
     if not seen:
         raise ValueError(f"no {size}x{size} openings in {', '.join(map(str, paths))}")
     return tuple(seen)
+
+
+def opening_moves(path: str, size: int, max_moves: int) -> tuple[int, ...]:
+    """The first ``max_moves`` moves of the SGF game ``path`` as move indices, up to its first pass or
+    illegal move; ``()`` for an unreadable file, another board size, setup stones or handicap."""
+    try:
+        rec = load_sgf(path)
+    except SgfError:
+        return ()
+    if rec.size != size or rec.handicap or any(rec.setup or ()):
+        return ()
+    game = Game(size, rec.komi)
+    seq: list[int] = []
+    for node in rec.nodes:
+        if len(seq) >= max_moves or node.setup or node.color is None or node.move is None:
+            break
+        if node.color != game.to_move or node.move == game.board.pass_move or not game.board.is_legal(node.move):
+            break
+        game.play(node.move)
+        seq.append(int(node.move))
+    return tuple(seq)
 
 
 def policy_surprise(counts, prior) -> float:
@@ -295,8 +307,10 @@ class SelfPlayRunner:
             game.place_fixed_handicap(stones)
         slot = _Slot(game, searcher, Player(searcher, self.pcfg), gseed, resign_on=resign_on, rng=rng)
         if not stones and cfg.openings and rng.random() < cfg.opening_fraction:
-            seq = self.cfg.openings[rng.randrange(len(self.cfg.openings))]
-            for move in seq[:rng.randint(min(self.cfg.opening_min_moves, len(seq)), len(seq))]:
+            i = rng.randrange(len(self.cfg.openings))
+            seq = self.cfg.openings[i]
+            low = self.cfg.opening_lows[i] if self.cfg.opening_lows else min(self.cfg.opening_min_moves, len(seq))
+            for move in seq[:rng.randint(low, len(seq))]:
                 if not slot.game.board.is_legal(move):
                     break
                 slot.game.play(move)

@@ -1,0 +1,120 @@
+"""Forked starts around the position where a lost game's loser led most (azgo.training.fork_peaks)."""
+
+from pathlib import Path
+
+import pytest
+
+from azgo.engine.board import BLACK, WHITE
+from azgo.engine.game import Game
+from azgo.engine.sgf import load_sgf, record_from_game, write_sgf
+from azgo.training.fork_peaks import lead_peak, lead_peaks, loser_colour, peak_openings
+from azgo.training.selfplay import SelfPlayConfig, SelfPlayRunner
+from azgo.training.workers import archive_games
+
+from scripted_eval import ScriptedEvaluator
+
+ROOT = Path(__file__).resolve().parent.parent
+# 7x7, White (azgo) loses: White captures Black's corner stone with its 4th move (move 4 of the game), so from
+# the position after move 5 White is a stone up by material (the scripted evaluator's score); Black takes the
+# stone back with move 9 (B at 0 captures W at 7). Positions with White to move: after moves 1, 3 (a stone
+# down), 5, 7 (even: the peak, first at 5), 9, 11 (a stone down again).
+MOVES = [0, 1, 24, 7, 14, 40, 8, 41, 0, 42, 22, 43]
+
+
+def _game_file(path: Path, moves=MOVES, black="GNU Go", white="azgo", result="B+R", size=7) -> str:
+    game = Game(size, 7.0)
+    for m in moves:
+        game.play(m)
+    path.write_bytes(write_sgf(record_from_game(game, black=black, white=white, result=result)))
+    return str(path)
+
+
+def test_the_peak_is_where_the_loser_counted_itself_furthest_ahead(tmp_path):
+    rec = load_sgf(_game_file(tmp_path / "g.sgf"))
+    assert loser_colour(rec, "azgo") == WHITE and loser_colour(rec, "gnu go") is None
+    assert loser_colour(load_sgf(_game_file(tmp_path / "w.sgf", result="W+3.5")), "gnu") == BLACK
+    ev = ScriptedEvaluator()
+    assert lead_peak(rec, WHITE, ev) == 5
+    assert lead_peak(rec, WHITE, ScriptedEvaluator(score=False)) == 5  # no score head: the value decides
+    assert lead_peak(rec, WHITE, ev, max_moves=4) == 1  # only moves 1 and 3 looked at: a tie, the first
+    # Black's view: even at the start, a stone down after moves 4-8, even again after move 10: the first, 0
+    assert lead_peak(rec, BLACK, ev) == 0
+
+
+def test_lead_peaks_keeps_the_lost_games_and_caches_its_answers(tmp_path):
+    files = [_game_file(tmp_path / "lost.sgf"), _game_file(tmp_path / "won.sgf", result="W+R")]
+    cache = str(tmp_path / "peaks" / "7.json")
+    ev = ScriptedEvaluator()
+    lines = []
+    assert lead_peaks(files, "azgo", ev, cache=cache, key="net-a", log=lines.append) == {files[0]: 5}
+    assert ev.calls > 0 and "1 games lost by azgo" in lines[0]
+    again = ScriptedEvaluator()
+    assert lead_peaks(files, "azgo", again, cache=cache, key="net-a") == {files[0]: 5}
+    assert again.calls == 0  # from the cache
+    assert lead_peaks(files, "azgo", again, cache=cache, key="net-b") == {files[0]: 5} and again.calls > 0
+
+
+def test_peak_openings_span_the_moves_around_each_peak():
+    moves = tuple(range(10, 30))
+    openings, lows = peak_openings([(moves, 8), (moves[:6], 5), (moves, 1), (moves, 8)], before=3, after=4,
+                                   min_moves=2)
+    assert openings == (moves[:12], moves[:6], moves[:5])  # the repeated (moves, 8) kept once
+    assert lows == (5, 2, 2)  # 8 - 3; 5 - 3 = 2; 1 - 3 raised to min_moves
+    assert peak_openings([(moves[:4], 9)], before=1, after=0)[1] == (4,)  # a low past the end: the whole opening
+
+
+def test_self_play_forks_no_shorter_than_each_openings_low(tmp_path):
+    openings = ((24, 16, 32, 18, 10, 40), (16, 24, 10))
+    with pytest.raises(ValueError, match="opening_lows"):
+        SelfPlayConfig(size=7, openings=openings, opening_fraction=1.0, opening_lows=(5,))
+    with pytest.raises(ValueError, match="opening_lows"):
+        SelfPlayConfig(size=7, openings=openings, opening_fraction=1.0, opening_lows=(5, 4))
+    cfg = SelfPlayConfig(size=7, komi=7.0, full_visits=8, cheap_visits=4, concurrent_games=4, max_moves=30,
+                         openings=openings, opening_fraction=1.0, opening_lows=(5, 3))
+    SelfPlayRunner(ScriptedEvaluator(), cfg, seed=2, net_id="scripted", out_dir=str(tmp_path)).play(8)
+    seen = set()
+    for path in archive_games(str(tmp_path)):
+        rec = load_sgf(path)
+        k = int(rec.root_props["AZO"])
+        moves = tuple(node.move for node in rec.nodes[:k])
+        assert (k in (5, 6) and moves == openings[0][:k]) or (k == 3 and moves == openings[1]), (k, moves)
+        seen.add(k)
+    assert len(seen) >= 2  # both openings (or both lengths of the first) drawn
+
+
+def test_a_recipe_forks_around_the_peaks_of_the_best_network(tmp_path, monkeypatch):
+    """``[selfplay.openings] around_peak``: the selfplay config's openings end ``after`` moves past each lost
+    game's peak and begin ``before`` moves before it; a second config reads the peaks from the run's cache."""
+    from azgo.nets.evaluator import EvalConfig, OnnxEvaluator
+    from azgo.training.recipe import RecipeError, load_recipe
+    from azgo.training.recipe_run import RecipeRun
+    games = tmp_path / "games"
+    games.mkdir()
+    _game_file(games / "lost.sgf")
+    _game_file(games / "won.sgf", result="W+R")
+    _game_file(games / "nine.sgf", moves=[40, 30, 20], size=9)
+    smoke = (ROOT / "recipes" / "smoke.toml").read_text()
+    section = (f'[selfplay.openings]\nsources = ["{games}"]\nfraction = 0.5\nmin_moves = 1\nmax_moves = 30\n'
+               'lost_by = "azgo"\naround_peak = [2, 3]\n\n[selfplay.komi]')
+    path = tmp_path / "peaks.toml"
+    path.write_text(smoke.replace("[selfplay.komi]", section).replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
+    recipe = load_recipe(path)
+    assert recipe.selfplay.openings.around_peak == (2, 3)
+    run = RecipeRun(recipe, str(tmp_path / "run"))
+    monkeypatch.setattr(RecipeRun, "best_net", lambda self, size: str(ROOT / "nets" / "default.onnx"))
+    cfg = run.selfplay_config(7)
+    peak = lead_peak(load_sgf(str(games / "lost.sgf")), WHITE,
+                     OnnxEvaluator(ROOT / "nets" / "default.onnx", EvalConfig(precision="int8")))
+    assert cfg.openings == (tuple(MOVES[:peak + 3]),) and cfg.opening_lows == (max(1, peak - 2),)
+    assert (tmp_path / "run" / "peaks" / "7.json").exists()
+    monkeypatch.setattr(OnnxEvaluator, "evaluate", lambda *a, **k: pytest.fail("peaks not read from the cache"))
+    assert run.selfplay_config(7).openings == cfg.openings
+    assert run.selfplay_config(7, net=str(ROOT / "nets" / "default.onnx")).opening_lows == cfg.opening_lows
+    for bad, field in (("[2]", "expected \\[before, after\\]"), ("[2, -1]", "expected"), ("[2, 1.5]", "expected")):
+        path.write_text(path.read_text().replace("around_peak = [2, 3]", f"around_peak = {bad}"))
+        with pytest.raises(RecipeError, match=f"selfplay.openings.around_peak: {field}"):
+            load_recipe(path)
+        path.write_text(path.read_text().replace(f"around_peak = {bad}", "around_peak = [2, 3]"))
+    path.write_text(path.read_text().replace('lost_by = "azgo"\n', ""))
+    with pytest.raises(RecipeError, match="around_peak: needs lost_by"):
+        load_recipe(path)
