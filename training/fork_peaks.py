@@ -54,7 +54,7 @@ def lead_peak(rec, colour: int, evaluator, max_moves: int | None = None) -> int 
         game = rec.to_game(0)
     except (SgfError, ValueError):
         return None
-    moves = [(c, m) for c, m in rec.moves]
+    moves = rec.moves
     limit = len(moves) if max_moves is None else min(len(moves), max_moves)
     planes, legal, at = [], [], []
     best: tuple[float, int] | None = None

@@ -72,6 +72,7 @@ class DataMixin:
         from azgo.engine.sgf import SgfError, load_sgf
 
         from .dataset import find_sgf_files
+        from .fork_peaks import loser_colour
         op = self.r.selfplay.openings
         folders = [self._readable(p) for rel in op.sources for p in self._expand(rel)]
         files = sorted(find_sgf_files(folders)) if folders else []
@@ -83,11 +84,8 @@ class DataMixin:
                 continue
             if rec.size != size:
                 continue
-            if op.lost_by:
-                winner = rec.result[:1].upper()
-                loser = rec.white if winner == "B" else rec.black if winner == "W" else ""
-                if op.lost_by.lower() not in (loser or "").lower():
-                    continue
+            if op.lost_by and loser_colour(rec, op.lost_by) is None:
+                continue
             out.append(f)
         return out
 
