@@ -102,6 +102,7 @@ def test_a_recipe_forks_around_the_peaks_of_the_best_network(tmp_path, monkeypat
     assert recipe.selfplay.openings.around_peak == (2, 3)
     run = RecipeRun(recipe, str(tmp_path / "run"))
     monkeypatch.setattr(RecipeRun, "best_net", lambda self, size: str(ROOT / "nets" / "default.onnx"))
+    assert run.opening_files(7) == [str(games / "lost.sgf")]  # lost by azgo, 7x7: neither won.sgf nor nine.sgf
     cfg = run.selfplay_config(7)
     peak = lead_peak(load_sgf(str(games / "lost.sgf")), WHITE,
                      OnnxEvaluator(ROOT / "nets" / "default.onnx", EvalConfig(precision="int8")))
