@@ -411,6 +411,9 @@ def genmove_cmd(ctx, sgf_path, move_number, moves, size, komi, color, as_json, *
               help="A game in which this engine died (rather than lost) is void (--sgf-dir/void/, RE[Void]) and "
                    "played again, up to 3 times (b: the opponent's crashes, for a strength line). Otherwise the "
                    "engine that died loses the game (+F); either way it is started again for the next game.")
+@click.option("--replay-time-losses", is_flag=True,
+              help="A game lost on time (+T) is void and played again, up to 3 times (with --replay-crashes, "
+                   "3 tries in all): on a shared machine a flag measures the load, not the engines.")
 @click.option("--handicap", default=0, show_default=True, type=click.IntRange(0, 9), callback=lambda c, p, v: _handicap_option(v),
               help="Fixed handicap stones for Black in every game (fixed_handicap to both engines; White moves first).")
 @click.option("--a-colour", type=click.Choice(["alternate", "black", "white"]), default="alternate", show_default=True,
@@ -421,7 +424,7 @@ def genmove_cmd(ctx, sgf_path, move_number, moves, size, komi, color, as_json, *
                    "engines and its SGFs in --sgf-dir/part<k>, and the summary adds them up. Give each engine "
                    "its share of the cores (e.g. --threads 1 for azgo, threads=1 for Pachi).")
 def match_cmd(engine_a, engine_b, games, size, komi, time_control, max_moves, sgf_dir, name_a, name_b, resume,
-              replay_crashes, handicap, a_colour, parallel):
+              replay_crashes, replay_time_losses, handicap, a_colour, parallel):
     """Play two GTP engines against each other; print wins, win rate (95% interval), Elo and each engine's
     seconds per move."""
     from .match import EngineError, parse_time_control, run_match_parts, stderr_log
@@ -433,7 +436,7 @@ def match_cmd(engine_a, engine_b, games, size, komi, time_control, max_moves, sg
         summary = run_match_parts(engine_a, engine_b, games, parallel, sgf_dir=sgf_dir, log=stderr_log,
                                   size=size, komi=komi, time_settings=tc, max_moves=max_moves, name_a=name_a,
                                   name_b=name_b, resume=resume, replay_crashes=replay_crashes or "",
-                                  handicap=handicap, a_colour=a_colour)
+                                  handicap=handicap, a_colour=a_colour, void_time_losses=replay_time_losses)
     except EngineError as e:
         raise click.ClickException(str(e)) from None
     for line in summary.lines():

@@ -10,7 +10,10 @@ is scored as it stands. An engine that dies (its process exits or stops answerin
 (``+F``) and is started again for the next one; with ``replay_crashes`` naming that engine (``"b"``, the
 opponent, in a strength line; ``"a"`` or ``"both"``) such a game is void instead (written under ``void/``
 with ``RE[Void]``) and played again, so a strength line is not scored by an opponent's bug (GNU Go 3.8
-segfaults now and then on 19x19) while a crash of the engine measured still loses. Every game is
+segfaults now and then on 19x19) while a crash of the engine measured still loses. With
+``void_time_losses`` a game lost on time is void and played again the same way: on a shared machine a
+flag measures the load (another job taking the cores), not the engines; an engine that overruns again and
+again still loses after ``max_replays`` tries. Every game is
 written as SGF. The summary gives wins, the win rate of engine A with a 95% Wilson interval, and the
 Elo difference with the interval mapped through the same logistic formula.
 """
@@ -45,6 +48,7 @@ class GameOutcome:
     game: Game | None = None
     seconds: dict = field(default_factory=dict)
     crashed: str | None = None  # the name of an engine that died during the game (its loss is a "+F")
+    flagged: str | None = None  # the name of an engine that ran out of time (its loss is a "+T")
 
 
 def send_time_settings(engine: GtpClient, s: TimeSettings) -> None:
@@ -130,7 +134,8 @@ def play_game(black: GtpClient, white: GtpClient, size: int, komi: float, time_s
         spent[color] += elapsed
         clock.spend(color, elapsed)
         if clock.clocks[color].flagged:
-            return GameOutcome(3 - color, f"{letter[3 - color]}+T", "time", False, game.moves, game, spent)
+            return GameOutcome(3 - color, f"{letter[3 - color]}+T", f"time: {me.name} took {elapsed:.2f} s",
+                               False, game.moves, game, spent, flagged=me.name)
         if reply == "resign":
             return GameOutcome(3 - color, f"{letter[3 - color]}+R", "resign", False, game.moves, game, spent)
         try:
@@ -249,7 +254,7 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
               max_moves: int | None = None, log=print, name_a: str = "", name_b: str = "",
               engine_timeout: float = 600.0, resume: bool = False, replay_crashes: str = "",
               max_replays: int = 3, handicap: int = 0, should_stop=None, a_colour: str = "alternate",
-              colour_offset: int = 0) -> MatchSummary:
+              colour_offset: int = 0, void_time_losses: bool = False) -> MatchSummary:
     """Play ``games`` games of A vs B (A takes Black in even games, counted from ``colour_offset``, or always
     the colour ``a_colour`` names: ``"black"`` or ``"white"``); write SGFs; return the summary.
 
@@ -258,7 +263,8 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
     An engine that died is started again before the next game. With ``replay_crashes`` (``"a"``, ``"b"``
     or ``"both"``: whose deaths are void) a game in which that engine died is void
     (``void/gameNNNN-K.sgf``, ``RE[Void]``) and played again, at most ``max_replays`` times, after which
-    it counts as the forfeit it was.
+    it counts as the forfeit it was. With ``void_time_losses`` a game either engine lost on time is void and
+    played again the same way (the tries counted together with crashes).
 
     Each engine's thinking time is kept (the SGF root's ``AZC[B:seconds:moves W:seconds:moves]``, read
     back on resume) and the summary gives its seconds per move. ``handicap``: fixed handicap stones for
@@ -301,7 +307,7 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
             out = _play_replaying_crashes(
                 i, games, black, white, lambda: play_game(black, white, size, komi, time_settings, max_moves,
                                                           handicap=handicap),
-                voidable, max_replays, sgf_dir, log)
+                voidable, max_replays, sgf_dir, log, void_time_losses)
             out.a_black = a_black
             summary.add(None if out.winner is None else out.winner == BLACK, a_black)
             clock = {c: (out.seconds.get(c, 0.0), sum(1 for col, m in out.moves if col == c and m is not None))
@@ -408,9 +414,11 @@ def _recorded_games(sgf_dir: str, games: int) -> dict[int, tuple[str, dict]]:
 
 
 def _play_replaying_crashes(i: int, games: int, black: GtpClient, white: GtpClient, play, voidable: set,
-                            max_replays: int, sgf_dir: str | None, log) -> GameOutcome:
+                            max_replays: int, sgf_dir: str | None, log, void_time_losses: bool = False
+                            ) -> GameOutcome:
     """Game ``i`` by ``play()``, restarting dead engines first; a game in which an engine of ``voidable`` died
-    is void (kept under ``void/``) and played again, at most ``max_replays`` times."""
+    (or, with ``void_time_losses``, in which either engine ran out of time) is void (kept under ``void/``)
+    and played again, at most ``max_replays`` times."""
     from azgo.engine.sgf import record_from_game, write_sgf
     tries = 0
     while True:
@@ -419,7 +427,8 @@ def _play_replaying_crashes(i: int, games: int, black: GtpClient, white: GtpClie
                 log(f"engine {e.name} had exited (status {e.proc.returncode}); started again")
                 e.restart()
         out = play()
-        if not (out.crashed in voidable and tries < max_replays):
+        void_it = out.crashed in voidable or (void_time_losses and out.flagged is not None)
+        if not (void_it and tries < max_replays):
             return out
         tries += 1
         void = ""
@@ -429,7 +438,8 @@ def _play_replaying_crashes(i: int, games: int, black: GtpClient, white: GtpClie
             void = os.path.join(sgf_dir, "void", f"game{i:04d}-{tries}.sgf")
             atomic_write(void, write_sgf(rec))
             void = f", kept in {void}"
-        log(f"game {i + 1}/{games}: void, {out.crashed} died at move {len(out.moves) + 1} ({out.reason})"
+        what = f"{out.crashed} died" if out.crashed in voidable else f"{out.flagged} ran out of time"
+        log(f"game {i + 1}/{games}: void, {what} at move {len(out.moves) + 1} ({out.reason})"
             f"{void}; played again")
 
 

@@ -9,7 +9,8 @@ engine has a core to itself while it thinks; with ``--parallel 1`` azgo runs wit
 side; with fewer, each line is split into sub-lines (``azgo match --parallel``, games in
 ``OUT/<line>/part<k>``). A killed run goes on where it stopped (``azgo match --resume``). A game in which the
 opponent's program died is void and played again (``--replay-crashes b``: GNU Go 3.8 segfaults now and then on
-19x19); a crash of azgo loses.
+19x19); a crash of azgo loses. Under a clock a game lost on time is void and played again
+(``--replay-time-losses``, at most 3 tries, then the flag counts): on a shared machine a flag measures the load.
 
 Lines (names for ``--lines``):
 
@@ -88,7 +89,7 @@ def match_command(line: dict, folder: str, komi: float, parts: int = 1) -> list[
     cmd = ["azgo", "match", "-a", line["a"], "-b", line["b"], "-n", str(line["games"]), "--size", str(line["size"]),
            "--komi", f"{line.get('komi', komi):g}", "--sgf-dir", folder, "--name-a", "azgo", "--resume",
            "--replay-crashes", "b"] + (["--parallel", str(parts)] if parts > 1 else [])
-    return cmd + (["--time", line["time"]] if line.get("time") else []) + line.get("extra", [])
+    return cmd + (["--time", line["time"], "--replay-time-losses"] if line.get("time") else []) + line.get("extra", [])
 
 
 def parts_per_line(parallel: int, lines: int) -> int:

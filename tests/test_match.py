@@ -156,6 +156,53 @@ def test_an_engine_that_dies_is_restarted_and_its_game_void_when_asked(tmp_path,
         assert "passer won 2, crasher won 0" in res.stdout
 
 
+SLOW_ENGINE = r'''
+import os, sys, time
+marker = sys.argv[1]
+for line in sys.stdin:
+    cmd = line.split()
+    if not cmd:
+        continue
+    if cmd[0] == "quit":
+        print("=\n", flush=True)
+        break
+    if cmd[0] == "name":
+        print("= slowpoke\n", flush=True)
+    elif cmd[0] == "genmove":
+        if not os.path.exists(marker):
+            open(marker, "w").close()
+            time.sleep(1.5)  # overruns its clock once, at its first move
+        print("= pass\n", flush=True)
+    else:
+        print("=\n", flush=True)
+'''
+
+
+@pytest.mark.parametrize("replay", [True, False])
+def test_a_game_lost_on_time_is_void_and_played_again_when_asked(tmp_path, replay):
+    """Under a clock, an engine that overruns it loses on time (+T) unless --replay-time-losses: then the game
+    is void (kept under void/ with RE[Void] and the seconds the move took) and played again."""
+    fake, slow = tmp_path / "fake.py", tmp_path / "slow.py"
+    fake.write_text(FAKE_ENGINE)
+    slow.write_text(SLOW_ENGINE)
+    marker = tmp_path / "overran"
+    cmd = [sys.executable, "-m", "azgo.gtp.cli", "match", "-a", f"{sys.executable} {fake} {tmp_path / 'x'} pass",
+           "-b", f"{sys.executable} {slow} {marker}", "-n", "1", "--size", "7", "--komi", "7",
+           "--time", "byoyomi 0 0.5 1", "--sgf-dir", str(tmp_path / "games")] + (["--replay-time-losses"] * replay)
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert marker.exists()
+    game = load_sgf(str(tmp_path / "games" / "game0000.sgf"))  # A Black passes, B White overruns at move 2
+    voids = sorted((tmp_path / "games" / "void").glob("*.sgf")) if (tmp_path / "games" / "void").exists() else []
+    if replay:
+        assert game.result == "W+7" and [v.name for v in voids] == ["game0000-1.sgf"]
+        void = load_sgf(str(voids[0]))
+        assert void.result == "Void" and "slowpoke took 1." in voids[0].read_text()
+        assert "void, slowpoke ran out of time at move 2" in res.stderr and "slowpoke won 1" in res.stdout
+    else:
+        assert game.result == "B+T" and not voids and "passer won 1" in res.stdout
+
+
 @pytest.mark.slow
 @needs_gnugo
 def test_handicap_match_records_stones_and_each_engines_seconds(tmp_path):

@@ -70,7 +70,7 @@ class LinesMixin:
         summary = run_match_parts(cmd_a, cmd_b, m.games, m.parallel, sgf_dir=folder, log=self.log,
                                   should_stop=should_stop, size=m.size, komi=m.komi, time_settings=ts,
                                   name_a=f"gen{g}", name_b=name_b, resume=True, replay_crashes="b",
-                                  handicap=m.handicap)
+                                  void_time_losses=True, handicap=m.handicap)
         for line in summary.lines():
             self.log(f"[gen {g}] {m.name}: {line}")
         here = f"{shlex.quote(sys.executable)} -m azgo.gtp.cli"  # shown as the command a user types
