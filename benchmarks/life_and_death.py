@@ -10,7 +10,8 @@ averaged over the chain, from the chain's own side: above 0 alive, below dead.
 Prints the groups and ``RESULT ld_big_groups``, ``ld_accuracy`` (share called right), ``ld_dead_groups`` and
 ``ld_dead_called_alive`` (share of the dead groups azgo called alive: the collapses of the lost games).
 
-Usage: python3 benchmarks/life_and_death.py FOLDER... [--player azgo] [--quick]
+Usage: python3 benchmarks/life_and_death.py FOLDER... [--player azgo] [--net NET] [--precision fp32] [--quick]
+(``--net``: one network for every size, e.g. an earlier generation's, to compare generations on the same games.)
 """
 
 from __future__ import annotations
@@ -66,6 +67,8 @@ def main() -> int:
     ap.add_argument("--min-stones", type=int, default=10)
     ap.add_argument("--before", default="100,60,30", help="moves before the end, comma-separated")
     ap.add_argument("--visits", type=int, default=100)
+    ap.add_argument("--net", default=None, help="one network for every size (default: the packaged network of each)")
+    ap.add_argument("--precision", default="auto", choices=["auto", "int8", "fp32", "vnni"])
     ap.add_argument("--quick", action="store_true", help="at most 3 games, one position each")
     args = ap.parse_args()
     befores = [int(x) for x in args.before.split(",")] if not args.quick else [60]
@@ -88,7 +91,7 @@ def main() -> int:
         games += 1
         n = rec.size
         if n not in evaluators:
-            evaluators[n] = OnnxEvaluator(default_net_path(n), EvalConfig(threads=1, precision="auto"))
+            evaluators[n] = OnnxEvaluator(args.net or default_net_path(n), EvalConfig(threads=1, precision=args.precision))
         end = len(rec.moves)
         final = rec.to_game(end).board
         gone_dead = gnugo_dead(rec, end)
