@@ -106,8 +106,8 @@ def test_match_resume_plays_only_missing_games(tmp_path):
 
 
 FAKE_ENGINE = r'''
-import os, sys
-marker, crash = sys.argv[1], sys.argv[2] == "crash"
+import os, sys, time
+marker, mode = sys.argv[1], sys.argv[2]  # mode: pass, crash (dies at its first move) or slow (1.5 s at its first)
 for line in sys.stdin:
     cmd = line.split()
     if not cmd:
@@ -116,11 +116,13 @@ for line in sys.stdin:
         print("=\n", flush=True)
         break
     if cmd[0] == "name":
-        print("= " + ("crasher" if crash else "passer") + "\n", flush=True)
+        print("= " + {"crash": "crasher", "slow": "slowpoke"}.get(mode, "passer") + "\n", flush=True)
     elif cmd[0] == "genmove":
-        if crash and not os.path.exists(marker):
+        if mode != "pass" and not os.path.exists(marker):
             open(marker, "w").close()
-            os._exit(11)  # dies once, at its first move
+            if mode == "crash":
+                os._exit(11)  # dies once, at its first move
+            time.sleep(1.5)  # overruns its clock once, at its first move
         print("= pass\n", flush=True)
     else:
         print("=\n", flush=True)
@@ -156,38 +158,15 @@ def test_an_engine_that_dies_is_restarted_and_its_game_void_when_asked(tmp_path,
         assert "passer won 2, crasher won 0" in res.stdout
 
 
-SLOW_ENGINE = r'''
-import os, sys, time
-marker = sys.argv[1]
-for line in sys.stdin:
-    cmd = line.split()
-    if not cmd:
-        continue
-    if cmd[0] == "quit":
-        print("=\n", flush=True)
-        break
-    if cmd[0] == "name":
-        print("= slowpoke\n", flush=True)
-    elif cmd[0] == "genmove":
-        if not os.path.exists(marker):
-            open(marker, "w").close()
-            time.sleep(1.5)  # overruns its clock once, at its first move
-        print("= pass\n", flush=True)
-    else:
-        print("=\n", flush=True)
-'''
-
-
 @pytest.mark.parametrize("replay", [True, False])
 def test_a_game_lost_on_time_is_void_and_played_again_when_asked(tmp_path, replay):
     """Under a clock, an engine that overruns it loses on time (+T) unless --replay-time-losses: then the game
     is void (kept under void/ with RE[Void] and the seconds the move took) and played again."""
-    fake, slow = tmp_path / "fake.py", tmp_path / "slow.py"
+    fake = tmp_path / "fake.py"
     fake.write_text(FAKE_ENGINE)
-    slow.write_text(SLOW_ENGINE)
     marker = tmp_path / "overran"
     cmd = [sys.executable, "-m", "azgo.gtp.cli", "match", "-a", f"{sys.executable} {fake} {tmp_path / 'x'} pass",
-           "-b", f"{sys.executable} {slow} {marker}", "-n", "1", "--size", "7", "--komi", "7",
+           "-b", f"{sys.executable} {fake} {marker} slow", "-n", "1", "--size", "7", "--komi", "7",
            "--time", "byoyomi 0 0.5 1", "--sgf-dir", str(tmp_path / "games")] + (["--replay-time-losses"] * replay)
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
