@@ -304,7 +304,7 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
                     f"{summary.b_wins:g} {summary.b_name}")
                 continue
             black, white = (a, b) if a_black else (b, a)
-            out = _play_replaying_crashes(
+            out = _play_replaying_voids(
                 i, games, black, white, lambda: play_game(black, white, size, komi, time_settings, max_moves,
                                                           handicap=handicap),
                 voidable, max_replays, sgf_dir, log, void_time_losses)
@@ -413,7 +413,7 @@ def _recorded_games(sgf_dir: str, games: int) -> dict[int, tuple[str, dict]]:
     return done
 
 
-def _play_replaying_crashes(i: int, games: int, black: GtpClient, white: GtpClient, play, voidable: set,
+def _play_replaying_voids(i: int, games: int, black: GtpClient, white: GtpClient, play, voidable: set,
                             max_replays: int, sgf_dir: str | None, log, void_time_losses: bool = False
                             ) -> GameOutcome:
     """Game ``i`` by ``play()``, restarting dead engines first; a game in which an engine of ``voidable`` died
