@@ -51,6 +51,10 @@ def _variant(tmp_path, old: str, new: str, name="bad.toml") -> Path:
     ("bn_sizes = [7]", "bn_sizes = [9]", "gate.size: no network is exported for 7x7"),
     ("fair = { 7 = 9.0 }", "fair = { 9 = 7.0 }", "selfplay.komi.fair: no fair komi for board size 7"),
     ("handicap_weight = 2.0", "handicap_weight = -1.0", "training.handicap_weight: must be in [0, 100]"),
+    ("[window]\n", "[selfplay.opponent]\nfraction = 0.2\n\n[window]\n",
+     "selfplay.opponent.engine: games against an opponent"),
+    ("[window]\n", '[selfplay.opponent]\nengine = "gnugo"\nfraction = 1.5\n\n[window]\n',
+     "selfplay.opponent.fraction: must be in"),
     ("[training]\n", '[training]\nnet = "b7x"\n', "training.net: unknown network size 'b7x'"),
 ])
 def test_a_bad_field_fails_naming_the_field(tmp_path, old, new, field):
@@ -113,6 +117,21 @@ def test_handicap_games_played_out_reach_the_selfplay_config(tmp_path):
                                   "--run-dir", str(tmp_path / "c"), "--plan"], capture_output=True, text=True,
                           timeout=120)
     assert plan.returncode == 0 and "2-4 stones at komi 0.5, played out" in plan.stdout, plan.stderr
+
+
+def test_games_against_gnugo_reach_the_selfplay_config_and_the_plan(tmp_path):
+    from azgo.training.recipe_run import RecipeRun
+    assert RecipeRun(load_recipe(SMOKE), str(tmp_path / "a")).selfplay_config(7).opponent_fraction == 0
+    path = _variant(tmp_path, "[window]\n", '[selfplay.opponent]\nengine = "gnugo"\nlevel = 5\nfraction = 0.25\n\n'
+                    '[window]\n')
+    plan = subprocess.run(AZGO + ["loop", "--recipe", str(path), "--run-dir", str(tmp_path / "c"), "--plan"],
+                          capture_output=True, text=True, timeout=120)
+    assert plan.returncode == 0 and "0.25 of games against GNU Go level 5" in plan.stdout, plan.stderr
+    from gnugo import require_gnugo
+    require_gnugo()
+    cfg = RecipeRun(load_recipe(path), str(tmp_path / "b")).selfplay_config(7)
+    assert cfg.opponent_fraction == 0.25 and cfg.opponent_name == "GNU Go 5"
+    assert "--level 5" in cfg.opponent and "--capture-all-dead" in cfg.opponent
 
 
 def test_plan_starts_a_published_generation_where_the_run_will(tmp_path):

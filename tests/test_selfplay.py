@@ -344,3 +344,95 @@ def test_handicap_games_can_be_played_out(tmp_path):
     SelfPlayRunner(ScriptedEvaluator(scale=8.0), cfg, seed=3, out_dir=str(tmp_path / "n")).play(3)
     recs = [load_sgf(p) for p in archive_games(str(tmp_path / "n"))]
     assert len(recs) == 3 and all(r.root_props["AZR"] == "off" and not r.result.endswith("R") for r in recs)
+
+
+# ------------------------------------------------------------------ games against an outside opponent
+
+OPPONENT = r'''
+import os, sys
+mode = sys.argv[1]  # pass: passes every move; crash: dies at its first genmove; junk: answers nonsense
+for line in sys.stdin:
+    cmd = line.split()
+    if not cmd:
+        continue
+    if cmd[0] == "quit":
+        print("=\n", flush=True)
+        break
+    if cmd[0] == "genmove":
+        if mode == "crash":
+            os._exit(3)
+        print("= " + ("pass" if mode == "pass" else "Z99") + "\n", flush=True)
+    else:
+        print("=\n", flush=True)
+'''
+
+
+def _opponent_cmd(tmp_path, mode):
+    script = tmp_path / "opponent.py"
+    script.write_text(OPPONENT)
+    return f"{sys.executable} {script} {mode}"
+
+
+def test_games_against_gnugo_train_on_azgo_moves_only(tmp_path):
+    """With ``opponent_fraction = 1`` every game is azgo against GNU Go: GNU Go's moves are in the record (it
+    plays, captures, passes), marked AZT[0]; every azgo move is a full search (AZT[1]); the root's AZE and PB/PW
+    name the opponent's colour; training keeps exactly azgo's positions, valued by the game's result."""
+    from gnugo import require_gnugo
+    gnugo = require_gnugo()
+    cfg = small_cfg(opponent=f"{gnugo} --mode gtp --chinese-rules --capture-all-dead --level 1",
+                    opponent_fraction=1.0, opponent_name="GNU Go", concurrent_games=3, max_moves=98,
+                    no_resign_fraction=1.0, handicap_fraction=0.5, handicap_stones=(2, 2), handicap_resign=False)
+    runner = SelfPlayRunner(ScriptedEvaluator(), cfg, seed=5, net_id="scripted", out_dir=str(tmp_path))
+    stats = runner.play(4)
+    files = archive_games(str(tmp_path))
+    assert stats.games == stats.opponent_games == 4 == len(files) and stats.dropped == 0
+    colours, handicaps, opponent_stones = set(), 0, 0
+    for path in files:
+        rec = load_sgf(path)
+        side, name = rec.root_props["AZE"].split(":")
+        assert name == "GNU Go" and side in ("B", "W")
+        opp = BLACK if side == "B" else 3 - BLACK
+        colours.add(side)
+        assert (rec.black, rec.white) == (("GNU Go", "scripted") if side == "B" else ("scripted", "GNU Go"))
+        assert rec.result[:2] in ("B+", "W+")
+        handicaps += rec.handicap == 2
+        azgo_moves = 0
+        for node in rec.nodes:
+            if node.color == opp:
+                assert node.props == {"AZT": "0"}
+                opponent_stones += node.move != rec.size * rec.size
+            else:
+                assert node.props["AZT"] == "1"  # a full search (one visit where only a pass is left)
+                assert int(node.props["AZN"]) >= 23 or node.move == rec.size * rec.size
+                azgo_moves += 1
+        arrays = decode_record(rec)
+        assert len(arrays.value) == azgo_moves > 0  # GNU Go's positions are never trained on
+        won = rec.result.startswith("B") == (opp != BLACK)
+        assert set(arrays.value.tolist()) == {1.0 if won else -1.0}  # azgo's view of its result
+    assert colours == {"B", "W"} and handicaps >= 1 and opponent_stones > 10
+
+
+def test_a_failing_opponent_drops_its_games_and_stops_being_replaced(tmp_path):
+    """An opponent that dies or answers nonsense loses nothing but its own games: each is dropped (nothing
+    written, its process gone); dropped games are played again up to a cap, then the runner ends."""
+    for mode in ("crash", "junk"):
+        out = tmp_path / mode
+        cfg = small_cfg(opponent=_opponent_cmd(tmp_path, mode), opponent_fraction=1.0, concurrent_games=2)
+        runner = SelfPlayRunner(ScriptedEvaluator(), cfg, seed=1, net_id="scripted", out_dir=str(out))
+        stats = runner.play(2)
+        assert stats.games == 0 and stats.dropped == 5  # 2 games, replaced three times, then given up
+        assert not archive_games(str(out))
+
+
+def test_a_mix_of_self_play_and_opponent_games(tmp_path):
+    cfg = small_cfg(opponent=_opponent_cmd(tmp_path, "pass"), opponent_fraction=0.5, opponent_name="passer")
+    runner = SelfPlayRunner(ScriptedEvaluator(), cfg, seed=2, net_id="scripted", out_dir=str(tmp_path / "g"))
+    stats = runner.play(8)
+    recs = [load_sgf(p) for p in archive_games(str(tmp_path / "g"))]
+    against = [r for r in recs if "AZE" in r.root_props]
+    assert len(recs) == stats.games == 8 and len(against) == stats.opponent_games and 0 < len(against) < 8
+    for rec in recs:
+        if rec not in against:
+            assert rec.black == rec.white == "scripted"
+    with pytest.raises(ValueError, match="needs an opponent"):
+        SelfPlayConfig(opponent_fraction=0.2)

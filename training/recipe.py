@@ -15,6 +15,7 @@ so a typo never costs an hour of self-play. The sections, each documented field 
 * ``[selfplay]`` visits and playout-cap randomisation, workers, resignation; ``[selfplay.openings]``
   forked starts; ``[selfplay.komi]`` the komi distribution around each size's fair komi;
   ``[selfplay.handicap]`` the share of handicap games;
+  ``[selfplay.opponent]`` the share of games against an outside engine (GNU Go);
 * ``[window]`` what training reads: the lineage's own last ``generations`` (their share of the draws and
   a recency factor) and ``[[window.sources]]`` other game folders or shard folders with shares;
 * ``[training]`` steps, batch, learning-rate schedule, loss weights, sampling;
@@ -122,6 +123,16 @@ class Handicap:
 
 
 @dataclass(frozen=True)
+class Opponent:
+    """``fraction`` of the self-play games are the best network against an outside ``engine`` (``gnugo`` at
+    ``level``, or a GTP command line): its moves are not trained on, azgo's are, valued by how the game ended."""
+
+    engine: str = ""
+    level: int = 10
+    fraction: float = 0.0
+
+
+@dataclass(frozen=True)
 class SelfPlay:
     """games: per generation, split over ``[sizes]``; the rest as ``azgo selfplay`` takes them
     (``workers``: processes, 0 = one per core)."""
@@ -139,6 +150,7 @@ class SelfPlay:
     openings: Openings = field(default_factory=Openings)
     komi: Komi = field(default_factory=Komi)
     handicap: Handicap = field(default_factory=Handicap)
+    opponent: Opponent = field(default_factory=Opponent)
     gumbel_m: int = 0
 
 

@@ -72,6 +72,12 @@ def _check_selfplay(r: Recipe, fail, num) -> None:
     for i, s in enumerate(sp.openings.sources):
         if not isinstance(s, str) or not r.expand(s):
             fail(f"selfplay.openings.sources[{i}]", f"no such folder {s!r}")
+    o = sp.opponent
+    num("selfplay.opponent.fraction", o.fraction, 0, 1)
+    num("selfplay.opponent.level", o.level, 1, 10)
+    if o.fraction > 0 and not o.engine.strip():
+        fail("selfplay.opponent.engine", "games against an opponent (fraction > 0) need its engine: gnugo or a "
+             "GTP command line")
     k = sp.komi
     num("selfplay.komi.stdev", k.stdev, 0)
     num("selfplay.komi.wide_fraction", k.wide_fraction, 0, 1)

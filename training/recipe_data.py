@@ -15,6 +15,7 @@ from pathlib import Path
 from azgo.engine.atomic import atomic_write
 
 from .children import run_child
+from .recipe import RecipeError
 from .recipe_util import relative_paths
 
 HELD_OUT = 256  # positions drawn beside the calibration set, on which each int8 copy is compared with fp32
@@ -64,7 +65,23 @@ class DataMixin:
             opening_min_moves=sp.openings.min_moves, opening_lows=lows, komi_stdev=sp.komi.stdev,
             komi_wide_fraction=sp.komi.wide_fraction, komi_range=tuple(float(x) for x in sp.komi.range),
             handicap_fraction=sp.handicap.fraction, handicap_stones=tuple(sp.handicap.stones),
-            handicap_komi=sp.handicap.komi, handicap_resign=sp.handicap.resign, gumbel_m=sp.gumbel_m)
+            handicap_komi=sp.handicap.komi, handicap_resign=sp.handicap.resign, gumbel_m=sp.gumbel_m,
+            **self.selfplay_opponent())
+
+    def selfplay_opponent(self) -> dict:
+        """``SelfPlayConfig``'s opponent fields from ``[selfplay.opponent]`` (GNU Go found now; RecipeError
+        when it is missing)."""
+        o = self.r.selfplay.opponent
+        if o.fraction <= 0:
+            return {}
+        if o.engine != "gnugo":
+            return {"opponent": o.engine, "opponent_fraction": o.fraction}
+        from azgo.gtp.opponents import OpponentMissing, gnugo_command
+        try:
+            return {"opponent": gnugo_command(o.level), "opponent_fraction": o.fraction,
+                    "opponent_name": f"GNU Go {o.level}"}
+        except OpponentMissing as e:
+            raise RecipeError(f"selfplay.opponent: {e}") from None
 
     def opening_files(self, size: int) -> list[str]:
         """The SGF games whose openings fork self-play of this size (``openings.lost_by``: those lost by

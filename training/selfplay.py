@@ -29,6 +29,14 @@ Per move (KataGo's efficiency tricks, shared/research/engines.md R5):
   board takes) with ``handicap_komi`` and White to move. Forked starts apply to even games only. Unless
   ``handicap_resign``, handicap games are played out: the score head learns what stones are worth only from
   games that reach a final position.
+* an outside opponent (optional, ``opponent``: a GTP engine's command line, e.g. GNU Go): ``opponent_fraction``
+  of the games are azgo against it, azgo's colour drawn per game. Self-play cannot show the network a kill that
+  neither side of it sees; an engine that reads tactics (GNU Go kills the big groups azgo's network counts alive)
+  plays those kills, and the game's result and final ownership label azgo's positions. azgo's moves in such
+  games are all full searches (``AZT[1]``: policy, value, ownership targets); the opponent's carry ``AZT[0]``
+  (never trained on) and the root ``AZE`` names its colour and name (``W:GNU Go``). The engine gets the same
+  start (handicap stones by ``set_free_handicap``, the forked opening's moves) and plays in a thread of its
+  own while the other games' searches go on; a game whose engine fails or plays an illegal move is dropped.
 * Gumbel root search (optional, ``gumbel_m`` > 0; Danihelka et al. 2022, `azgo.engine.gumbel`): the root
   samples ``gumbel_m`` moves by Gumbel-top-k and spends the visits by sequential halving instead of PUCT
   with Dirichlet noise; the move played is the one left, and a full search records the improved policy
@@ -41,10 +49,12 @@ file, then a rename), with azgo's private properties (see ``azgo.engine.sgf``). 
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import hashlib
 import math
 import os
 import random
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -53,6 +63,7 @@ import numpy as np
 from azgo.engine import planes as P
 from azgo.engine.atomic import atomic_write
 from azgo.engine.board import BLACK, WHITE
+from azgo.engine.coords import CoordinateError, gtp_to_move, move_to_gtp
 from azgo.engine.game import Game
 from azgo.engine.handicap import max_fixed_handicap
 from azgo.engine.mcts import SearchConfig
@@ -62,8 +73,13 @@ from azgo.engine.resign import ResignConfig, ResignTracker
 from azgo.engine.search import Searcher
 from azgo.engine.sgf import FORMAT_VERSION, SgfError, encode_visits, load_sgf, record_from_game, write_sgf
 
+from azgo.gtp.client import EngineError, GtpClient
+
 from .dataset import find_sgf_files
 from .targets import policy_target
+
+
+OPPONENT_TIMEOUT = 300.0  # seconds an outside opponent may take for one reply before its game is dropped
 
 
 @dataclass(frozen=True)
@@ -99,8 +115,15 @@ class SelfPlayConfig:
     handicap_komi: float = 0.5
     handicap_resign: bool = True  # False: handicap games are played out (score and ownership targets from each)
     gumbel_m: int = 0  # > 0: Gumbel root search with sequential halving over this many sampled moves
+    opponent: str = ""  # a GTP engine's command line: ``opponent_fraction`` of the games are azgo against it
+    opponent_fraction: float = 0.0
+    opponent_name: str = ""  # its name in the records (``PB``/``PW``, ``AZE``); default the program's file name
 
     def __post_init__(self) -> None:
+        if not 0 <= self.opponent_fraction <= 1:
+            raise ValueError("opponent_fraction must be in [0, 1]")
+        if self.opponent_fraction > 0 and not self.opponent.strip():
+            raise ValueError("opponent_fraction > 0 needs an opponent (a GTP engine's command line)")
         if not 0 <= self.opening_fraction <= 1:
             raise ValueError("opening_fraction must be in [0, 1]")
         if self.opening_fraction > 0 and not self.openings:
@@ -248,6 +271,10 @@ class _Slot:
     target: int = 0
     result: str | None = None
     started: float = field(default_factory=time.time)
+    opp: int = 0  # the outside opponent's colour (0: a self-play game)
+    engine: GtpClient | None = None  # the opponent's process, once started
+    pending: cf.Future | None = None  # the opponent's next reply (a GTP vertex, "resign"), or its start
+    dropped: str = ""  # why the game is given up (its opponent failed)
 
 
 @dataclass
@@ -258,6 +285,8 @@ class SelfPlayStats:
     network_calls: int = 0
     nn_seconds: float = 0.0
     seconds: float = 0.0
+    opponent_games: int = 0  # of ``games``: those against the outside opponent
+    dropped: int = 0  # games given up because their outside opponent failed
 
 
 def write_game_file(out_dir: str, data: bytes, worker: str, seed: int) -> str:
@@ -290,6 +319,7 @@ class SelfPlayRunner:
         self._next_game = 0
         self.stats = SelfPlayStats()
         self.finished: list[tuple[str | None, object]] = []
+        self._pool: cf.ThreadPoolExecutor | None = None  # the outside opponents' replies, one thread per game
 
     # ------------------------------------------------------------------ game slots
     def _new_slot(self) -> _Slot:
@@ -316,9 +346,77 @@ class SelfPlayRunner:
                 slot.game.play(move)
                 slot.props.append({"AZT": "0"})
                 slot.opening += 1
+        if cfg.opponent_fraction > 0 and rng.random() < cfg.opponent_fraction:
+            slot.opp = rng.choice((BLACK, WHITE))
         return slot
 
+    # ------------------------------------------------------------------ the outside opponent
+    @property
+    def opponent_name(self) -> str:
+        return self.cfg.opponent_name or os.path.basename(self.cfg.opponent.split()[0])
+
+    def _ask_opponent(self, slot: _Slot) -> None:
+        """Ask the opponent for its move in a thread (``slot.pending``): the whole game so far the first time
+        (its process is started here), afterwards azgo's last move."""
+        g = slot.game
+        cmds: list[str] = []
+        if slot.engine is None:
+            slot.engine = GtpClient(self.cfg.opponent, name=self.opponent_name, timeout=OPPONENT_TIMEOUT,
+                                    ask_name=False)
+            cmds = [f"boardsize {g.size}", "clear_board", f"komi {g.komi:g}"]
+            stones = g.boards[0].stones(BLACK)
+            if stones:
+                cmds.append("set_free_handicap " + " ".join(move_to_gtp(m, g.size) for m in stones))
+            moves = g.moves
+        else:
+            moves = g.moves[-1:]
+        cmds += [f"play {'b' if c == BLACK else 'w'} {move_to_gtp(m, g.size)}" for c, m in moves if m is not None]
+        colour = "b" if slot.opp == BLACK else "w"
+        engine = slot.engine
+
+        def turn() -> str:
+            engine.batch(cmds, check=True)
+            return engine.send(f"genmove {colour}")
+        if self._pool is None:
+            self._pool = cf.ThreadPoolExecutor(max_workers=self.cfg.concurrent_games, thread_name_prefix="opponent")
+        slot.pending = self._pool.submit(turn)
+
+    def _opponent_moved(self, slot: _Slot) -> None:
+        """Play the opponent's finished reply into the game (or end the game by its resignation, or drop it)."""
+        fut, slot.pending = slot.pending, None
+        g = slot.game
+        try:
+            reply = fut.result().strip().lower()
+            if reply == "resign":
+                slot.result = ("B" if slot.opp == WHITE else "W") + "+R"
+                return
+            move = gtp_to_move(reply, g.size)
+            if not g.board.is_legal(move):
+                raise ValueError(f"illegal move {reply!r} by the opponent")
+            g.play(move)
+        except (EngineError, CoordinateError, ValueError) as e:
+            slot.dropped = str(e)
+            return
+        slot.props.append({"AZT": "0"})
+        self.stats.moves += 1
+        if g.over or g.move_number >= self.cfg.move_cap:
+            slot.result = result_string(area_score(g.board, g.komi))
+
+    def _close_engine(self, slot: _Slot) -> None:
+        if slot.engine is not None:
+            slot.engine.close(kill=slot.pending is not None and not slot.pending.done())
+            slot.engine = None
+
     def _start_move(self, slot: _Slot) -> None:
+        if slot.opp:
+            if slot.game.to_move == slot.opp:
+                self._ask_opponent(slot)
+                return
+            slot.full = True  # every azgo move against the opponent is a recorded search
+            slot.target = self.cfg.full_visits
+            gumbel = (self.cfg.gumbel_m, slot.target) if self.cfg.gumbel_m > 0 else None
+            slot.searcher.begin(slot.game, noise=True, reuse=False, gumbel=gumbel)
+            return
         slot.full = slot.rng.random() < self.cfg.full_prob
         slot.target = self.cfg.full_visits if slot.full else self.cfg.cheap_visits
         gumbel = (self.cfg.gumbel_m, slot.target) if self.cfg.gumbel_m > 0 else None
@@ -372,7 +470,14 @@ class SelfPlayRunner:
                       "AZS": str(slot.seed)}
         if slot.opening:
             root_props["AZO"] = str(slot.opening)
-        rec = record_from_game(g, black=self.net_id, white=self.net_id, result=slot.result or "",
+        black = white = self.net_id
+        if slot.opp:
+            root_props["AZE"] = f"{'B' if slot.opp == BLACK else 'W'}:{self.opponent_name}"
+            if slot.opp == BLACK:
+                black = self.opponent_name
+            else:
+                white = self.opponent_name
+        rec = record_from_game(g, black=black, white=white, result=slot.result or "",
                                root_props=root_props, move_props=slot.props)
         if not self.out_dir:
             self.finished.append((None, rec))
@@ -385,21 +490,33 @@ class SelfPlayRunner:
     def play(self, games: int, progress=None, should_stop=None) -> SelfPlayStats:
         """Play ``games`` games to the end and write them. ``progress(stats)`` after every game;
         ``should_stop()`` is checked between network calls (finished games are kept)."""
+        slots: list[_Slot] = []
+        try:
+            return self._play(games, slots, progress, should_stop)
+        finally:
+            for slot in slots:  # unfinished games (stopped): their opponents go
+                self._close_engine(slot)
+            if self._pool is not None:
+                self._pool.shutdown(wait=True, cancel_futures=True)
+                self._pool = None
+
+    def _play(self, games: int, slots: list, progress, should_stop) -> SelfPlayStats:
         cfg = self.cfg
         t0 = time.perf_counter()
-        slots: list[_Slot] = []
         started = 0
         n = cfg.size
         while True:
             while len(slots) < cfg.concurrent_games and started < games:
                 slot = self._new_slot()
                 started += 1
-                self._start_move(slot)
                 slots.append(slot)
+                self._start_move(slot)
             if not slots or (should_stop is not None and should_stop()):
                 break
             work = []
             for slot in slots:
+                if slot.pending is not None:  # the opponent is thinking
+                    continue
                 s = slot.searcher
                 want = min(cfg.leaves_per_game, max(1, slot.target - s.root.visits))
                 pending, _ = s.gather(want)
@@ -423,20 +540,41 @@ class SelfPlayRunner:
                 for slot, pending in work:
                     slot.searcher.complete(pending, ev, legal, offset)
                     offset += len(pending)
+            elif all(slot.pending is not None for slot in slots):  # every game waits on its opponent
+                cf.wait([slot.pending for slot in slots if slot.pending is not None], timeout=1.0,
+                        return_when=cf.FIRST_COMPLETED)
             keep = []
             for slot in slots:
-                if slot.searcher.searching_done or slot.searcher.root.visits >= slot.target:
-                    self._finish_move(slot)
-                    if slot.result is not None:
-                        self._write(slot)
-                        self.stats.games += 1
-                        self.stats.seconds = time.perf_counter() - t0
-                        if progress is not None:
-                            progress(self.stats)
+                if slot.pending is not None:
+                    if not slot.pending.done():
+                        keep.append(slot)
                         continue
-                    self._start_move(slot)
+                    self._opponent_moved(slot)
+                elif slot.searcher.searching_done or slot.searcher.root.visits >= slot.target:
+                    self._finish_move(slot)
+                else:
+                    keep.append(slot)
+                    continue
+                if slot.dropped:
+                    self._close_engine(slot)
+                    self.stats.dropped += 1
+                    print(f"self-play: a game against {self.opponent_name} dropped at move "
+                          f"{slot.game.move_number}: {slot.dropped}", file=sys.stderr, flush=True)
+                    if self.stats.dropped <= max(3, games // 10):
+                        started -= 1  # played again, unless the opponent keeps failing
+                    continue
+                if slot.result is not None:
+                    self._close_engine(slot)
+                    self._write(slot)
+                    self.stats.games += 1
+                    self.stats.opponent_games += bool(slot.opp)
+                    self.stats.seconds = time.perf_counter() - t0
+                    if progress is not None:
+                        progress(self.stats)
+                    continue
+                self._start_move(slot)
                 keep.append(slot)
-            slots = keep
+            slots[:] = keep
         self.stats.seconds = time.perf_counter() - t0
         return self.stats
 

@@ -191,6 +191,13 @@ def run_selfplay(out_dir: str, games: int, workers: int, cfg: SelfPlayConfig, ne
 @click.option("--gumbel-m", default=0, show_default=True, type=click.IntRange(min=0),
               help="Gumbel root search: sample this many root moves and spend the visits by sequential halving; "
                    "full searches record the improved policy as their target (0: PUCT with Dirichlet noise).")
+@click.option("--opponent", metavar="COMMAND", default="",
+              help="A GTP engine's command line (e.g. \"gnugo --mode gtp --chinese-rules --capture-all-dead\"): "
+                   "--opponent-fraction of the games are azgo against it; its moves are recorded but not trained "
+                   "on (AZT[0]), every azgo move is a full search.")
+@click.option("--opponent-fraction", default=0.0, show_default=True, type=click.FloatRange(0, 1),
+              help="Share of the games against --opponent.")
+@click.option("--opponent-name", default="", help="The opponent's name in the records (default: its program).")
 @click.option("--seed", type=int, help="Random seed (default: fresh).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--device", default="auto", show_default=True,
@@ -205,7 +212,8 @@ def run_selfplay(out_dir: str, games: int, workers: int, cfg: SelfPlayConfig, ne
 def selfplay(ctx, out_dir, net, archive, games, workers, threads, size, komi, full_visits, cheap_visits, full_prob,
              resign_threshold, no_resign_fraction, concurrent_games, max_moves, precision, openings, opening_moves,
              opening_fraction, komi_stdev, komi_wide_fraction, komi_range, handicap_fraction, handicap_stones,
-             handicap_komi, gumbel_m, seed, no_progress, device, ray_address):
+             handicap_komi, gumbel_m, opponent, opponent_fraction, opponent_name, seed, no_progress, device,
+             ray_address):
     """Play self-play games into an SGF archive folder (resumable; several workers or machines)."""
     from click.core import ParameterSource
     from azgo.nets.evaluator import parse_device
@@ -230,7 +238,8 @@ def selfplay(ctx, out_dir, net, archive, games, workers, threads, size, komi, fu
                              opening_fraction=opening_fraction if forks else 0.0, komi_stdev=komi_stdev,
                              komi_wide_fraction=komi_wide_fraction, komi_range=tuple(komi_range),
                              handicap_fraction=handicap_fraction, handicap_stones=tuple(handicap_stones),
-                             handicap_komi=handicap_komi, gumbel_m=gumbel_m)
+                             handicap_komi=handicap_komi, gumbel_m=gumbel_m, opponent=opponent,
+                             opponent_fraction=opponent_fraction, opponent_name=opponent_name)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     if net is None:
