@@ -15,6 +15,8 @@ property   where     meaning
 ``AZM``    root      network id that played (self-play), or ``PB``/``PW`` carry per-colour ids
 ``AZR``    root      resignation threshold in force (a value in [-1, 1]) or ``off``
 ``AZS``    root      random seed of the game
+``AZE``    root      a game against an outside opponent: its colour and name (``W:GNU Go 10``); its moves carry
+                     ``AZT[0]``. Absent in self-play
 ``AZO``    root      forked start: the number of opening moves played from a given game without search
                      (they carry only ``AZT[0]``); absent when the game began with a search
 ``AZP``    move      raw root visit counts of the search that chose this move, before any pruning:
