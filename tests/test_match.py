@@ -10,6 +10,8 @@ from azgo.engine.scoring import area_score, result_string
 from azgo.engine.sgf import load_sgf
 from azgo.gtp.match import MatchSummary, elo, parse_time_control, wilson
 
+import fake_gtp
+
 GNUGO = shutil.which("gnugo") or ("/usr/games/gnugo" if shutil.os.path.exists("/usr/games/gnugo") else None)
 needs_gnugo = pytest.mark.skipif(GNUGO is None, reason="GNU Go not installed (apt-get install gnugo)")
 
@@ -105,28 +107,6 @@ def test_match_resume_plays_only_missing_games(tmp_path):
     assert f"won {a_wins}," in again.stdout.splitlines()[0]
 
 
-FAKE_ENGINE = r'''
-import os, sys, time
-marker, mode = sys.argv[1], sys.argv[2]  # mode: pass, crash (dies at its first move) or slow (1.5 s at its first)
-for line in sys.stdin:
-    cmd = line.split()
-    if not cmd:
-        continue
-    if cmd[0] == "quit":
-        print("=\n", flush=True)
-        break
-    if cmd[0] == "name":
-        print("= " + {"crash": "crasher", "slow": "slowpoke"}.get(mode, "passer") + "\n", flush=True)
-    elif cmd[0] == "genmove":
-        if mode != "pass" and not os.path.exists(marker):
-            open(marker, "w").close()
-            if mode == "crash":
-                os._exit(11)  # dies once, at its first move
-            time.sleep(1.5)  # overruns its clock once, at its first move
-        print("= pass\n", flush=True)
-    else:
-        print("=\n", flush=True)
-'''
 
 
 @pytest.mark.parametrize("replay", ["b", "a", None])
@@ -134,8 +114,7 @@ def test_an_engine_that_dies_is_restarted_and_its_game_void_when_asked(tmp_path,
     """An engine that dies mid-game loses it (+F) unless --replay-crashes names it: then the game is void
     (kept under void/ with RE[Void]) and played again; either way the engine is started again and the
     match goes on to the end."""
-    script = tmp_path / "fake.py"
-    script.write_text(FAKE_ENGINE)
+    script = fake_gtp.PATH
     marker = tmp_path / "died"
     cmd = [sys.executable, "-m", "azgo.gtp.cli", "match", "-a", f"{sys.executable} {script} {marker} pass",
            "-b", f"{sys.executable} {script} {marker} crash", "-n", "2", "--size", "7", "--komi", "7",
@@ -162,8 +141,7 @@ def test_an_engine_that_dies_is_restarted_and_its_game_void_when_asked(tmp_path,
 def test_a_game_lost_on_time_is_void_and_played_again_when_asked(tmp_path, replay):
     """Under a clock, an engine that overruns it loses on time (+T) unless --replay-time-losses: then the game
     is void (kept under void/ with RE[Void] and the seconds the move took) and played again."""
-    fake = tmp_path / "fake.py"
-    fake.write_text(FAKE_ENGINE)
+    fake = fake_gtp.PATH
     marker = tmp_path / "overran"
     cmd = [sys.executable, "-m", "azgo.gtp.cli", "match", "-a", f"{sys.executable} {fake} {tmp_path / 'x'} pass",
            "-b", f"{sys.executable} {fake} {marker} slow", "-n", "1", "--size", "7", "--komi", "7",
@@ -231,8 +209,7 @@ def test_parallel_parts_share_the_games_resume_and_stop_together(tmp_path):
     def logs_sink(msg):
         pass
     assert split_games(5, 2) == [3, 2] and split_games(40, 2) == [20, 20] and split_games(1, 3) == [1, 0, 0]
-    script = tmp_path / "fake.py"
-    script.write_text(FAKE_ENGINE)
+    script = fake_gtp.PATH
     marker = tmp_path / "unused"
     passer = f"{sys.executable} {script} {marker} pass"
     games = tmp_path / "games"

@@ -20,6 +20,7 @@ from azgo.training.dataset import decode_record
 from azgo.training.selfplay import SelfPlayConfig, SelfPlayRunner, false_resignations, load_openings
 from azgo.training.workers import archive_games, net_id
 
+import fake_gtp
 from scripted_eval import ScriptedEvaluator
 
 AZGO = [sys.executable, "-m", "azgo.gtp.cli"]
@@ -348,29 +349,10 @@ def test_handicap_games_can_be_played_out(tmp_path):
 
 # ------------------------------------------------------------------ games against an outside opponent
 
-OPPONENT = r'''
-import os, sys
-mode = sys.argv[1]  # pass: passes every move; crash: dies at its first genmove; junk: answers nonsense
-for line in sys.stdin:
-    cmd = line.split()
-    if not cmd:
-        continue
-    if cmd[0] == "quit":
-        print("=\n", flush=True)
-        break
-    if cmd[0] == "genmove":
-        if mode == "crash":
-            os._exit(3)
-        print("= " + ("pass" if mode == "pass" else "Z99") + "\n", flush=True)
-    else:
-        print("=\n", flush=True)
-'''
 
 
 def _opponent_cmd(tmp_path, mode):
-    script = tmp_path / "opponent.py"
-    script.write_text(OPPONENT)
-    return f"{sys.executable} {script} {mode}"
+    return f"{sys.executable} {fake_gtp.PATH} {tmp_path / 'marker'} {mode}"
 
 
 def test_games_against_gnugo_train_on_azgo_moves_only(tmp_path):
@@ -415,7 +397,7 @@ def test_games_against_gnugo_train_on_azgo_moves_only(tmp_path):
 def test_a_failing_opponent_drops_its_games_and_stops_being_replaced(tmp_path):
     """An opponent that dies or answers nonsense loses nothing but its own games: each is dropped (nothing
     written, its process gone); dropped games are played again up to a cap, then the runner ends."""
-    for mode in ("crash", "junk"):
+    for mode in ("die", "junk"):
         out = tmp_path / mode
         cfg = small_cfg(opponent=_opponent_cmd(tmp_path, mode), opponent_fraction=1.0, concurrent_games=2)
         runner = SelfPlayRunner(ScriptedEvaluator(), cfg, seed=1, net_id="scripted", out_dir=str(out))
