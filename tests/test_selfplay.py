@@ -404,6 +404,10 @@ def test_a_failing_opponent_drops_its_games_and_stops_being_replaced(tmp_path):
         stats = runner.play(2)
         assert stats.games == 0 and stats.dropped == 5  # 2 games, replaced three times, then given up
         assert not archive_games(str(out))
+    from azgo.gtp.client import EngineError
+    cfg = small_cfg(opponent=str(tmp_path / "no-such-engine"), opponent_fraction=1.0)
+    with pytest.raises(EngineError, match="cannot start engine"):  # a wrong command line fails at once
+        SelfPlayRunner(ScriptedEvaluator(), cfg, seed=1, out_dir=str(tmp_path / "x")).play(2)
 
 
 def test_a_mix_of_self_play_and_opponent_games(tmp_path):

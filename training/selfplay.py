@@ -54,6 +54,7 @@ import hashlib
 import math
 import os
 import random
+import shlex
 import sys
 import time
 from dataclasses import dataclass, field
@@ -320,6 +321,7 @@ class SelfPlayRunner:
         self.stats = SelfPlayStats()
         self.finished: list[tuple[str | None, object]] = []
         self._pool: cf.ThreadPoolExecutor | None = None  # the outside opponents' replies, one thread per game
+        self._opponent_started = False
 
     # ------------------------------------------------------------------ game slots
     def _new_slot(self) -> _Slot:
@@ -353,16 +355,27 @@ class SelfPlayRunner:
     # ------------------------------------------------------------------ the outside opponent
     @property
     def opponent_name(self) -> str:
-        return self.cfg.opponent_name or os.path.basename(self.cfg.opponent.split()[0])
+        return self.cfg.opponent_name or os.path.basename(shlex.split(self.cfg.opponent)[0])
 
     def _ask_opponent(self, slot: _Slot) -> None:
         """Ask the opponent for its move in a thread (``slot.pending``): the whole game so far the first time
         (its process is started here), afterwards azgo's last move."""
         g = slot.game
         cmds: list[str] = []
+        if self._pool is None:
+            self._pool = cf.ThreadPoolExecutor(max_workers=self.cfg.concurrent_games, thread_name_prefix="opponent")
         if slot.engine is None:
-            slot.engine = GtpClient(self.cfg.opponent, name=self.opponent_name, timeout=OPPONENT_TIMEOUT,
-                                    ask_name=False)
+            try:
+                slot.engine = GtpClient(self.cfg.opponent, name=self.opponent_name, timeout=OPPONENT_TIMEOUT,
+                                        ask_name=False)
+            except EngineError as e:
+                if not self._opponent_started:
+                    raise  # never started: a wrong command line, said at once
+                failed: cf.Future = cf.Future()  # started before: this game is dropped like any failure
+                failed.set_exception(e)
+                slot.pending = failed
+                return
+            self._opponent_started = True
             cmds = [f"boardsize {g.size}", "clear_board", f"komi {g.komi:g}"]
             stones = g.boards[0].stones(BLACK)
             if stones:
@@ -377,8 +390,6 @@ class SelfPlayRunner:
         def turn() -> str:
             engine.batch(cmds, check=True)
             return engine.send(f"genmove {colour}")
-        if self._pool is None:
-            self._pool = cf.ThreadPoolExecutor(max_workers=self.cfg.concurrent_games, thread_name_prefix="opponent")
         slot.pending = self._pool.submit(turn)
 
     def _opponent_moved(self, slot: _Slot) -> None:

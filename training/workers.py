@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
 import sys
 import time
 
@@ -46,12 +47,17 @@ def default_concurrent_games(device: str) -> int:
     return GPU_CONCURRENT_GAMES if on_gpu else SelfPlayConfig.concurrent_games
 
 
+def _exit_on_sigterm(signum, frame) -> None:
+    raise SystemExit(0)
+
+
 def worker_main(worker: int, out_dir: str, net: str | None, archive: str | None, games: int, cfg: SelfPlayConfig,
                 seed: int, threads: int, queue=None, chunk: int | None = None, device: str = "cpu") -> None:
     """One worker process: play ``games`` games (0 = until killed) in chunks, reporting to ``queue``."""
     done = 0
     chunk = chunk or cfg.concurrent_games
     parent = os.getppid()
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)  # terminated: play()'s cleanup still stops outside opponents
 
     def orphaned() -> bool:  # the parent (azgo selfplay / azgo loop) was killed: stop, keep finished games
         return os.getppid() != parent
@@ -85,8 +91,14 @@ def worker_main(worker: int, out_dir: str, net: str | None, archive: str | None,
                 stats.moves = 0
                 stats.evals = 0
 
-        runner.play(n, progress=progress, should_stop=orphaned)
-        done += n
+        stats = runner.play(n, progress=progress, should_stop=orphaned)
+        if stats.games == 0 and stats.dropped:  # every game lost to a failing outside opponent: say so, stop
+            if queue is not None:
+                queue.put(("error", worker, f"{stats.dropped} games against the opponent dropped, none finished "
+                                            "(see the messages above)"))
+                return
+            raise RuntimeError(f"{stats.dropped} games against the opponent dropped, none finished")
+        done += stats.games
 
 
 def run_selfplay(out_dir: str, games: int, workers: int, cfg: SelfPlayConfig, net: str | None = None,
