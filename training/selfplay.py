@@ -419,16 +419,11 @@ class SelfPlayRunner:
             slot.engine = None
 
     def _start_move(self, slot: _Slot) -> None:
-        if slot.opp:
-            if slot.game.to_move == slot.opp:
-                self._ask_opponent(slot)
-                return
-            slot.full = True  # every azgo move against the opponent is a recorded search
-            slot.target = self.cfg.full_visits
-            gumbel = (self.cfg.gumbel_m, slot.target) if self.cfg.gumbel_m > 0 else None
-            slot.searcher.begin(slot.game, noise=True, reuse=False, gumbel=gumbel)
+        if slot.opp and slot.game.to_move == slot.opp:
+            self._ask_opponent(slot)
             return
-        slot.full = slot.rng.random() < self.cfg.full_prob
+        # every azgo move against an opponent is a full (recorded) search
+        slot.full = bool(slot.opp) or slot.rng.random() < self.cfg.full_prob
         slot.target = self.cfg.full_visits if slot.full else self.cfg.cheap_visits
         gumbel = (self.cfg.gumbel_m, slot.target) if self.cfg.gumbel_m > 0 else None
         slot.searcher.begin(slot.game, noise=slot.full, reuse=not slot.full, gumbel=gumbel)
