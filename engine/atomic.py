@@ -9,6 +9,7 @@ shorthands `atomic_write` and `atomic_copy`), so the rule lives in one place.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from contextlib import contextmanager
 from pathlib import Path
@@ -49,6 +50,45 @@ def _fsync_folder(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+_TMP_NAME = re.compile(r"^\..+\.(\d+)-[0-9a-f]{8}\.tmp")
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process with id ``pid`` runs on this machine (True when that cannot be told)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: it exists under another user
+        return True
+    return True
+
+
+def remove_orphans(folder: str | os.PathLike) -> list[Path]:
+    """Delete the temporary files that killed writers left in ``folder``; returns them.
+
+    Only files named by `atomic_target` whose writer process is gone are removed, so a writer still
+    running (another worker sharing the folder) keeps its file.
+    """
+    out = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return out
+    for name in names:
+        m = _TMP_NAME.match(name)
+        if m and not _alive(int(m.group(1))):
+            path = Path(folder) / name
+            try:
+                path.unlink()
+                out.append(path)
+            except OSError:
+                pass
+    return out
 
 
 def atomic_write(path: str | os.PathLike, data: bytes | str) -> Path:

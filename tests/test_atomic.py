@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from azgo.engine.atomic import atomic_copy, atomic_target, atomic_write
+from azgo.engine.atomic import atomic_copy, atomic_target, atomic_write, remove_orphans
 
 
 def test_write_replaces_whole_file_and_leaves_no_temporary(tmp_path):
@@ -52,3 +52,22 @@ def test_killed_writer_never_exposes_a_partial_file(tmp_path):
     assert len(left) == 1 and left[0].startswith(".data.bin.") and left[0].endswith(".tmp")
     atomic_write(target, b"C")  # the next write succeeds beside the stale temporary
     assert target.read_bytes() == b"C"
+
+
+def test_remove_orphans_removes_dead_writers_files_only(tmp_path):
+    """A killed writer's temporary file goes; a live writer's (here: this process, mid-write) stays."""
+    target = tmp_path / "cache.npz"
+    code = ("import os\n"
+            "from azgo.engine.atomic import atomic_target\n"
+            f"with atomic_target({str(target)!r}) as tmp:\n"
+            "    open(tmp, 'wb').write(b'half')\n"
+            "    os.kill(os.getpid(), 9)\n")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == -9
+    (orphan,) = tmp_path.iterdir()
+    (tmp_path / "other.txt.tmp").write_text("not one of ours")  # not named by atomic_target: kept
+    with atomic_target(tmp_path / "live.bin") as tmp:
+        tmp.write_bytes(b"writing")
+        assert remove_orphans(tmp_path) == [orphan]
+        assert tmp.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["live.bin", "other.txt.tmp"]
+    assert remove_orphans(tmp_path / "missing") == []

@@ -28,11 +28,12 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
+from azgo.engine.atomic import remove_orphans
 from azgo.engine.sgf import SgfError, parse_result, read_handicap  # noqa: F401 (SgfError, parse_result re-exported)
 
 from .game_arrays import (  # noqa: F401 (re-exported: the dataset's names before the split)
-    DATASET_VERSION, STORED_PLANES, DatasetError, GameArrays, Warn, _load_game_job, cache_path, decode_file,
-    decode_record, load_cache, load_game, unpack_planes,
+    CACHE_DIRNAME, DATASET_VERSION, STORED_PLANES, DatasetError, GameArrays, Warn, _load_game_job, cache_path,
+    decode_file, decode_record, load_cache, load_game, unpack_planes,
 )
 from .positions import PositionSet
 
@@ -162,6 +163,10 @@ def load_games(files: Sequence[str], cache_dir: str | None = None, use_cache: bo
             results[i] = r
             if progress:
                 progress(1)
+    if use_cache and todo:  # a run killed while writing caches left temporary files there
+        for folder in {cache_dir} if cache_dir else {os.path.join(os.path.dirname(files[i]), CACHE_DIRNAME)
+                                                     for i in todo}:
+            remove_orphans(folder)
     if workers <= 0:
         workers = min(os.cpu_count() or 1, 4) if len(todo) >= 32 else 1
     jobs = [(files[i], cache_dir, use_cache) for i in todo]

@@ -66,7 +66,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 
-from azgo.engine.atomic import atomic_copy, atomic_target, atomic_write
+from azgo.engine.atomic import atomic_copy, atomic_target, atomic_write, remove_orphans
 
 from .children import run_child
 from .selfplay import SelfPlayConfig
@@ -391,6 +391,8 @@ class Loop:
     def _run(self, t_start: float, base: float, generations: int | None, hours: float | None) -> None:
         if self.state["stage"] == "init":
             self.init()
+        for folder, _, _ in os.walk(self.dir):  # a loop killed mid-write left temporary files
+            remove_orphans(folder)
         self.publish()  # a loop killed between a save and its derived files
         while True:
             g = self.state["generation"]
