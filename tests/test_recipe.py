@@ -320,6 +320,9 @@ def test_smoke_recipe_two_generations_killed_twice_and_resumed(tmp_path):
     gate_games = card["strength"][0]["games_folder"]
     assert gate_games == "<run>/lineage/games/gen0002-gate"
     assert len(list((run / "lineage" / "games" / "gen0002-gate").rglob("*.sgf"))) == 2
+    for g in ("1", "2"):  # every finished generation's gate games, promoted or not, and lineage.json points there
+        assert lineage["generations"][g]["gate"]["games_folder"] == f"<run>/lineage/games/gen000{g}-gate"
+        assert len(list((run / "lineage" / "games" / f"gen000{g}-gate").rglob("*.sgf"))) == 2
     # both activation-range rules were tried on held-out positions; the copy closer to fp32 was kept
     q = card["int8"]
     assert [t["percentile"] for t in q["tried"]] == [0, 99.999] and q["measured_on"].endswith("held-out positions")

@@ -111,8 +111,22 @@ class PublishMixin:
         src = Path(self.path(folder))
         dst = Path(self.path(self.r.lineage.dir)) / "games" / f"gen{g:04d}-{rec.get('line', 'line')}"
         for f in sorted(src.rglob("*.sgf")):
-            atomic_copy(str(f), str(dst / f.relative_to(src)))
+            target = dst / f.relative_to(src)
+            if not target.exists() or target.stat().st_size != f.stat().st_size:
+                atomic_copy(str(f), str(target))
+        if not dst.is_dir():  # a run folder without these games (a fresh clone's): the record stays as it was
+            return rec
         return {**rec, "games_folder": self.rel(str(dst))}
+
+    def _with_kept_games(self, g: int, info: dict) -> dict:
+        """Generation g's record with its gate's and anchors' games kept in the lineage folder (promoted
+        or not: the ladder's rows stand on them)."""
+        out = dict(info)
+        if info.get("gate"):
+            out["gate"] = self._kept_games(g, info["gate"])
+        if info.get("anchors"):
+            out["anchors"] = {name: self._kept_games(g, rec) for name, rec in info["anchors"].items()}
+        return out
 
     def _parent(self, g: int) -> int | None:
         rows = [r for r in self.state["ladder"] if r.get("promoted") in ("1", 1, True) and int(r["generation"]) < g]
@@ -217,7 +231,8 @@ class PublishMixin:
                             if s.get("data") and s["generation"] <= finished],
                "ladder": self.state["ladder"], "core_hours": self.state.get("core_hours", 0.0),
                "generations": {**{k: v for k, v in earlier.items() if int(k) <= finished},
-                               **relative_paths({k: {kk: vv for kk, vv in v.items() if kk != "selfplay"}
+                               **relative_paths({k: {kk: vv for kk, vv in self._with_kept_games(int(k), v).items()
+                                                     if kk != "selfplay"}
                                                  for k, v in self.state["generations"].items() if int(k) <= finished},
                                                 self.r.root, self.dir)}}
         latest = self.latest_trained(finished + 1) if self.r.training.init == "latest" else None
