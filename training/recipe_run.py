@@ -39,7 +39,7 @@ import sys
 import threading
 import time
 
-from azgo.engine.atomic import atomic_copy, atomic_write
+from azgo.engine.atomic import atomic_copy, atomic_write, remove_orphans
 
 from .recipe import Recipe, RecipeError
 from .recipe_data import DataMixin
@@ -254,6 +254,8 @@ class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
                 self._opponent(m)
         if self.state is None:
             self.init()
+        for folder, _, _ in os.walk(self.dir):  # a run killed mid-write left temporary files
+            remove_orphans(folder)
         stop_after = None if generations is None else self.state.setdefault("first_generation",
                                                                              self.state["generation"]) + generations - 1
         self.save()
