@@ -68,21 +68,22 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def remove_orphans(folder: str | os.PathLike) -> list[Path]:
+def remove_orphans(folder: str | os.PathLike, name: str | None = None) -> list[Path]:
     """Delete the temporary files that killed writers left in ``folder``; returns them.
 
     Only files named by `atomic_target` whose writer process is gone are removed, so a writer still
-    running (another worker sharing the folder) keeps its file.
+    running (another worker sharing the folder) keeps its file. ``name``: only those of that target
+    (``checkpoint.pt``), not the whole folder's.
     """
     out = []
     try:
         names = os.listdir(folder)
     except OSError:
         return out
-    for name in names:
-        m = _TMP_NAME.match(name)
-        if m and not _alive(int(m.group(1))):
-            path = Path(folder) / name
+    for entry in names:
+        m = _TMP_NAME.match(entry)
+        if m and (name is None or entry.startswith(f".{name}.")) and not _alive(int(m.group(1))):
+            path = Path(folder) / entry
             try:
                 path.unlink()
                 out.append(path)

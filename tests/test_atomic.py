@@ -65,6 +65,8 @@ def test_remove_orphans_removes_dead_writers_files_only(tmp_path):
     assert subprocess.run([sys.executable, "-c", code]).returncode == -9
     (orphan,) = tmp_path.iterdir()
     (tmp_path / "other.txt.tmp").write_text("not one of ours")  # not named by atomic_target: kept
+    assert remove_orphans(tmp_path, "checkpoint.pt") == []  # only that target's temporaries
+    assert orphan.exists()
     with atomic_target(tmp_path / "live.bin") as tmp:
         tmp.write_bytes(b"writing")
         assert remove_orphans(tmp_path) == [orphan]

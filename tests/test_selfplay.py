@@ -160,8 +160,8 @@ def test_selfplay_killed_mid_write_leaves_no_corrupt_file_and_resumes(tmp_path, 
     have = archive_games(out)
     for path in have:
         load_sgf(path).to_game()  # every finished file is a complete game
-    # a half-written file, as a kill inside write() would leave it
-    with open(os.path.join(out, ".partial-game.sgf.tmp"), "wb") as f:
+    # a half-written file, as a kill inside write() would leave it (named by atomic_target, its writer dead)
+    with open(os.path.join(out, f".partial-game.sgf.{proc.pid}-0badc0de.tmp"), "wb") as f:
         f.write(b"(;GM[1]SZ[7];B[aa")
     res = subprocess.run(args + ["--games", str(len(have) + 2), "--workers", "1"], capture_output=True,
                          text=True, timeout=300)

@@ -16,18 +16,6 @@ def archive_games(folder: str) -> list[str]:
     return sorted(glob.glob(os.path.join(folder, "*.sgf")))
 
 
-def clean_partial(folder: str) -> int:
-    """Remove half-written temporary files left by a killed worker; returns how many."""
-    n = 0
-    for path in glob.glob(os.path.join(folder, ".*.tmp")):
-        try:
-            os.remove(path)
-            n += 1
-        except OSError:
-            pass
-    return n
-
-
 def net_id(path: str) -> str:
     """A short id for a network file: its name and the start of its SHA-256."""
     with open(path, "rb") as f:

@@ -28,18 +28,6 @@ def save_atomic(obj: Any, path: str | os.PathLike) -> Path:
     return Path(path)
 
 
-def remove_stale_temporaries(path: str | os.PathLike) -> list[Path]:
-    """Delete temporary files a killed `save_atomic` left beside ``path``; returns them."""
-    path = Path(path)
-    stale = sorted(path.parent.glob(f".{path.name}.*.tmp"))
-    for p in stale:
-        try:
-            p.unlink()
-        except OSError:
-            pass
-    return stale
-
-
 def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
     """A checkpoint dict (``torch.load(weights_only=True)``); TrainError if unreadable."""
     try:

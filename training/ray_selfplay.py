@@ -47,9 +47,9 @@ from typing import Callable
 
 import click
 
-from azgo.engine.atomic import atomic_write
+from azgo.engine.atomic import atomic_write, remove_orphans
 from .selfplay import SelfPlayConfig, SelfPlayRunner, write_game_file
-from .archive import BEST_NET, archive_games, clean_partial, eval_config, net_id, network_file
+from .archive import BEST_NET, archive_games, eval_config, net_id, network_file
 
 CLUSTER_HINT = "python3 -m pip install 'azgo[cluster]'  (Ray 2.x)"
 GAMES_WAIT_S = 1.0          # an actor's games() call returns after at most this long without a game
@@ -265,7 +265,7 @@ class RaySelfPlay:
         ray = self.ray
         from ray.exceptions import RayActorError, RayTaskError
         os.makedirs(out_dir, exist_ok=True)
-        clean_partial(out_dir)
+        remove_orphans(out_dir)
         have = archive_games(out_dir)
         todo = max(0, games - len(have)) if games else 0
         if games and todo == 0:

@@ -47,11 +47,12 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
+from azgo.engine.atomic import remove_orphans
 from azgo.training import dataset as D
 from azgo.training.model import NET_SIZES, AzNet, build_model, count_parameters
 
 from .checkpoints import (CHECKPOINT_FORMAT, CHECKPOINT_NAME, _as_random_state, _plain,  # noqa: F401
-                          checkpoint_path, load_checkpoint, remove_stale_temporaries, save_atomic)
+                          checkpoint_path, load_checkpoint, save_atomic)
 from .device import device_text, parse_device, resolve_device  # noqa: F401
 from .errors import TrainError
 from .losses import (DEFAULT_LOSS_WEIGHTS, HEADS, MetricMeans, _cpu, compute_losses, lr_at,  # noqa: F401
@@ -196,7 +197,7 @@ def _open_run(config: TrainConfig, explicit: set[str] | None, log: Callable[[str
         config = dataclasses.replace(config, net=init_ckpt["net"])
     config.check()
     out.mkdir(parents=True, exist_ok=True)
-    for stale in remove_stale_temporaries(ckpt_file):
+    for stale in remove_orphans(ckpt_file.parent, ckpt_file.name):
         log(f"removed {stale} (an unfinished checkpoint write)")
     if config.threads:
         torch.set_num_threads(config.threads)

@@ -29,7 +29,9 @@ import time
 
 import click
 
-from .archive import BEST_NET, _load, archive_games, clean_partial, eval_config, net_id, network_file  # noqa: F401
+from azgo.engine.atomic import remove_orphans
+
+from .archive import BEST_NET, _load, archive_games, eval_config, net_id, network_file  # noqa: F401
 from .selfplay import SelfPlayConfig, SelfPlayRunner, load_openings
 
 GPU_CONCURRENT_GAMES = 64  # default games per worker when its network runs on CUDA (not tuned on a GPU here)
@@ -109,7 +111,7 @@ def run_selfplay(out_dir: str, games: int, workers: int, cfg: SelfPlayConfig, ne
     ``device``: where each worker's network runs (auto, cpu, cuda, cuda:N).
     """
     os.makedirs(out_dir, exist_ok=True)
-    clean_partial(out_dir)
+    remove_orphans(out_dir)
     have = len(archive_games(out_dir))
     todo = max(0, games - have) if games else 0
     if games and todo == 0:
