@@ -26,7 +26,8 @@ drift apart:
   rule and earliest move);
 * the clock: the seconds a move may take under a time control (``Clock.budget`` with ``lag`` kept back);
 * dynamic komi (``dynamic_komi``, off by default): White giving handicap searches with a raised komi early
-  in the game (`azgo.engine.dynkomi`); the score lead it reports and resigns on is the real one.
+  in the game, or ("ahead") a side far ahead searches as if its komi were worse by the lead beyond a margin
+  (`azgo.engine.dynkomi`); the score lead it reports and resigns on is the real one.
 
 Perspective: winrates are for the side to move at the searched position, in [0, 1].
 """
@@ -38,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .board import BLACK, WHITE, Board
-from .dynkomi import DynamicKomi, search_game
+from .dynkomi import DynamicKomi, ahead_offset, search_game
 from .resign import ResignConfig, ResignTracker
 from .scoring import area_score
 from .search import Limits, SearchResult, Searcher
@@ -76,7 +77,7 @@ class Decision:
     resigned: bool
     result: SearchResult | None
     winrate: float
-    komi_offset: float = 0.0  # dynamic komi: points White's komi was raised by for this search (the winrate's)
+    komi_offset: float = 0.0  # dynamic komi: points White's komi was changed by for this search (the winrate's)
 
 
 class Player:
@@ -87,6 +88,7 @@ class Player:
         self.searcher = searcher
         self.config = config
         self.trackers = {BLACK: ResignTracker(config.resign), WHITE: ResignTracker(config.resign)}
+        self.ahead = {BLACK: 0.0, WHITE: 0.0}  # dynamic komi "ahead": each colour's offset in force (points)
 
     def use_searcher(self, searcher: Searcher) -> None:
         """Search with ``searcher`` from now on (a new network or search settings); the resignation history of
@@ -104,6 +106,7 @@ class Player:
     def reset(self) -> None:
         for t in self.trackers.values():
             t.reset()
+        self.ahead = {BLACK: 0.0, WHITE: 0.0}
 
     # ------------------------------------------------------------------ the rules
     def budget(self, clock, game, color: int) -> float | None:
@@ -158,7 +161,7 @@ class Player:
     def search_view(self, game, color: int):
         """``(what color's search reads, komi offset)``: the game, or a view of it with White's komi raised by
         dynamic komi (`azgo.engine.dynkomi`); pondering after ``color``'s move searches the same view."""
-        return search_game(self.config.dynamic_komi, game, color)
+        return search_game(self.config.dynamic_komi, game, color, self.ahead[color])
 
     def should_resign(self, game, color: int, winrate: float, enabled: bool = True,
                       lead: float | None = None) -> bool:
@@ -179,7 +182,9 @@ class Player:
         result = self.searcher.search(view, limits, budget=budget, stop=stop, callback=callback,
                                       interval=interval, exclude=exclude)
         if offset and result.score_lead is not None:
-            result.score_lead -= offset  # White's lead under a komi raised by ``offset`` is the real one + offset
+            # White's lead under a komi raised by ``offset`` is the real one + offset; Black's, the real one - offset
+            result.score_lead -= offset if color == WHITE else -offset
+        self.ahead[color] = ahead_offset(self.config.dynamic_komi, result.score_lead, self.ahead[color], game.size)
         move = self.choose(game, exclude)
         return Decision(move, self.should_resign(game, color, result.winrate, lead=result.score_lead), result,
                         result.winrate, offset)

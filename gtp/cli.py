@@ -102,11 +102,13 @@ def engine_options(f):
                           "where the clock keeps the seconds saved (main time, Fischer, Canadian), so that in a "
                           "byo-yomi period or under --seconds the whole time is searched (the tree is reused "
                           "next move)."),
-        click.option("--dynamic-komi", type=click.Choice(["off", "linear"]), default="off", show_default=True,
+        click.option("--dynamic-komi", type=click.Choice(["off", "linear", "ahead"]), default="off", show_default=True,
                      help="linear: as White giving 2+ handicap stones, search as if White's komi were about the "
                           "stones' worth higher at the start, falling to the real komi by move 0.55 x the board's "
                           "points (Pachi's linear dynamic komi), so the search compares moves near a 50% winrate; "
-                          "scores, resignation and analysis use the real komi."),
+                          "ahead: either colour, leading by more than 3% of the board's points (10.8 on 19x19), "
+                          "searches as if its komi were worse by the rest of its lead, so that moves giving points "
+                          "away lose winrate. Scores, resignation and analysis use the real komi."),
         click.option("--pass-after-move/--no-pass-after-move", default=False, show_default=True,
                      help="--pass-after-move: may pass when the opponent's last move was not a pass. The default, --no-pass-after-move, passes "
                           "only after a pass and otherwise plays a move about as good (within 0.1 of the pass's "

@@ -58,7 +58,7 @@ class EngineConfig:
     # end a timed search once its move cannot change: "always", or "banked" (only where the clock keeps the
     # seconds saved: not in a byo-yomi period, not under --seconds)
     early_stop: str = "always"
-    dynamic_komi: str = "off"  # "linear": White giving handicap searches with a raised komi early on (engine.dynkomi)
+    dynamic_komi: str = "off"  # "linear" (White giving handicap) or "ahead" (a side far ahead): engine.dynkomi
     pass_after_move: bool = False  # False (the default): pass only after the opponent's pass (PlayerConfig.pass_replies_pass)
     symmetry: str = "random"
     cache_size: int = 100_000

@@ -6,7 +6,7 @@ import pytest
 
 from azgo.engine import planes as P
 from azgo.engine.board import BLACK, WHITE
-from azgo.engine.dynkomi import DynamicKomi, komi_offset
+from azgo.engine.dynkomi import DynamicKomi, ahead_offset, komi_offset
 from azgo.engine.game import Game
 from azgo.engine.mcts import SearchConfig
 from azgo.engine.player import Player, PlayerConfig
@@ -32,7 +32,7 @@ def test_the_offset_is_the_stones_worth_less_the_komi_falling_to_zero_in_whole_p
     assert komi_offset(LINEAR, BLACK, 4, 0.5, 0, 19) == 0.0
     assert komi_offset(LINEAR, WHITE, 0, 7.5, 0, 19) == 0.0
     assert komi_offset(DynamicKomi(), WHITE, 4, 0.5, 0, 19) == 0.0
-    with pytest.raises(ValueError, match="dynamic komi must be one of off, linear"):
+    with pytest.raises(ValueError, match="dynamic komi must be one of off, linear, ahead"):
         DynamicKomi("quadratic")
 
 
@@ -99,7 +99,7 @@ def test_gtp_dynamic_komi_option_and_a_bad_value(capsys):
     assert 8.5 in eng.evaluator.komis
     out = capsys.readouterr().err
     assert "(searched at komi 8.5: dynamic komi)" in out, out
-    with pytest.raises(ValueError, match="dynamic komi must be one of off, linear, not 'on'"):
+    with pytest.raises(ValueError, match="dynamic komi must be one of off, linear, ahead, not 'on'"):
         EngineConfig(dynamic_komi="on")
 
 
@@ -120,3 +120,46 @@ def test_pondering_after_whites_move_searches_at_the_komi_of_whites_next_search(
         time.sleep(0.02)
     eng.stop()
     assert ev.komis and ev.komis <= {8.5, -8.5}, ev.komis
+
+
+AHEAD = DynamicKomi("ahead")
+
+
+def test_ahead_offset_is_the_lead_beyond_the_margin_in_steps_and_capped():
+    # 19x19: margin 3% of 361 points = 10.83, cap 15% = 54, step 4
+    assert ahead_offset(AHEAD, 30.0, 0.0, 19) == 19.0
+    assert ahead_offset(AHEAD, 31.0, 19.0, 19) == 19.0  # 20 is within a step of 19: the offset (and tree) stand
+    assert ahead_offset(AHEAD, 40.0, 19.0, 19) == 29.0
+    assert ahead_offset(AHEAD, 13.0, 0.0, 19) == 0.0  # 2 beyond the margin: less than a step
+    assert ahead_offset(AHEAD, 10.0, 19.0, 19) == 0.0  # back within the margin: the real komi at once
+    assert ahead_offset(AHEAD, -20.0, 5.0, 19) == 0.0  # behind: never
+    assert ahead_offset(AHEAD, 100.0, 0.0, 19) == 54.0
+    assert ahead_offset(AHEAD, None, 7.0, 19) == 7.0  # no lead known: as it was
+    assert ahead_offset(AHEAD, 30.0, 0.0, 9) == 12.0  # 9x9: margin 2.43, cap 12
+    assert ahead_offset(LINEAR, 30.0, 0.0, 19) == 0.0 and ahead_offset(DynamicKomi(), 30.0, 0.0, 19) == 0.0
+    with pytest.raises(ValueError, match="margin, step and cap"):
+        DynamicKomi("ahead", margin=-1)
+
+
+@pytest.mark.parametrize("colour", [BLACK, WHITE])
+def test_a_side_far_ahead_searches_at_a_komi_worse_by_its_lead_and_reports_the_real_lead(colour):
+    # 9x9, the side to move given 30 points by the komi; the scripted score is material + komi
+    komi = -30.5 if colour == BLACK else 30.5
+    game = Game(9, komi)
+    if colour == WHITE:
+        game.play(game.board.legal_moves()[0])
+    ev = KomiSeen()
+    player = Player(Searcher(ev, SearchConfig(batch_size=4), seed=3), PlayerConfig(dynamic_komi=AHEAD))
+    first = player.genmove(game, Limits(visits=64))
+    assert first.komi_offset == 0.0 and ev.komis <= {30.5, -30.5}  # no lead known yet: the real komi
+    assert first.result.score_lead > 20
+    assert player.ahead[colour] == 12.0 and player.ahead[3 - colour] == 0.0  # the cap on 9x9
+    ev.komis.clear()
+    second = player.genmove(game, Limits(visits=64))  # the same position again: now with the offset
+    searched = komi + (12.0 if colour == BLACK else -12.0)  # White's komi raised against Black, lowered for White
+    assert second.komi_offset == searched - komi
+    assert ev.komis <= {searched, -searched} and ev.komis
+    assert second.result.score_lead == pytest.approx(first.result.score_lead, abs=2.0)  # the real lead
+    assert second.winrate < first.winrate  # searched as a smaller lead
+    player.reset()
+    assert player.ahead == {BLACK: 0.0, WHITE: 0.0}
