@@ -159,7 +159,7 @@ class Player:
         return pass_move
 
     def search_view(self, game, color: int):
-        """``(what color's search reads, komi offset)``: the game, or a view of it with White's komi raised by
+        """``(what color's search reads, komi delta)``: the game, or a view of it with White's komi changed by
         dynamic komi (`azgo.engine.dynkomi`); pondering after ``color``'s move searches the same view."""
         return search_game(self.config.dynamic_komi, game, color, self.ahead[color])
 
