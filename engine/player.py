@@ -44,6 +44,8 @@ from .resign import ResignConfig, ResignTracker
 from .scoring import area_score
 from .search import Limits, SearchResult, Searcher
 
+AHEAD_LOG_CAP = 1024  # "ahead" offsets remembered per colour (one per search at a new move number)
+
 
 def _playable(board, m: int, me: int, exclude: set[int] | None) -> bool:
     """A move that may replace a pass: not the pass, not excluded, not the filling of ``me``'s own eye."""
@@ -88,7 +90,9 @@ class Player:
         self.searcher = searcher
         self.config = config
         self.trackers = {BLACK: ResignTracker(config.resign), WHITE: ResignTracker(config.resign)}
-        self.ahead = {BLACK: 0.0, WHITE: 0.0}  # dynamic komi "ahead": each colour's offset in force (points)
+        # dynamic komi "ahead": each colour's offsets as (move number searched at, points), oldest first; the one
+        # in force is the newest at or before the game's move number, so that an undo takes the later ones back
+        self._ahead_log: dict[int, list[tuple[int, float]]] = {BLACK: [], WHITE: []}
 
     def use_searcher(self, searcher: Searcher) -> None:
         """Search with ``searcher`` from now on (a new network or search settings); the resignation history of
@@ -106,7 +110,29 @@ class Player:
     def reset(self) -> None:
         for t in self.trackers.values():
             t.reset()
-        self.ahead = {BLACK: 0.0, WHITE: 0.0}
+        self._ahead_log = {BLACK: [], WHITE: []}
+
+    @property
+    def ahead(self) -> dict[int, float]:
+        """Each colour's dynamic komi "ahead" offset set by its latest search (points; 0 before any)."""
+        return {c: (log[-1][1] if log else 0.0) for c, log in self._ahead_log.items()}
+
+    def ahead_in_force(self, color: int, move_number: int) -> float:
+        """``color``'s "ahead" offset for a search at ``move_number``: set by its latest search at or before that
+        move (a search of a position taken back by undo no longer counts)."""
+        log = self._ahead_log[color]
+        while log and log[-1][0] > move_number:
+            log.pop()
+        return log[-1][1] if log else 0.0
+
+    def _record_ahead(self, color: int, move_number: int, offset: float) -> None:
+        log = self._ahead_log[color]
+        self.ahead_in_force(color, move_number)
+        if log and log[-1][0] == move_number:
+            log.pop()
+        log.append((move_number, offset))
+        if len(log) > AHEAD_LOG_CAP:
+            del log[: len(log) - AHEAD_LOG_CAP]
 
     # ------------------------------------------------------------------ the rules
     def budget(self, clock, game, color: int) -> float | None:
@@ -161,7 +187,7 @@ class Player:
     def search_view(self, game, color: int):
         """``(what color's search reads, komi delta)``: the game, or a view of it with White's komi changed by
         dynamic komi (`azgo.engine.dynkomi`); pondering after ``color``'s move searches the same view."""
-        return search_game(self.config.dynamic_komi, game, color, self.ahead[color])
+        return search_game(self.config.dynamic_komi, game, color, self.ahead_in_force(color, game.move_number))
 
     def should_resign(self, game, color: int, winrate: float, enabled: bool = True,
                       lead: float | None = None) -> bool:
@@ -184,7 +210,10 @@ class Player:
         if offset and result.score_lead is not None:
             # White's lead under a komi raised by ``offset`` is the real one + offset; Black's, the real one - offset
             result.score_lead -= offset if color == WHITE else -offset
-        self.ahead[color] = ahead_offset(self.config.dynamic_komi, result.score_lead, self.ahead[color], game.size)
+        if self.config.dynamic_komi.mode == "ahead":
+            current = self.ahead_in_force(color, game.move_number)
+            self._record_ahead(color, game.move_number,
+                               ahead_offset(self.config.dynamic_komi, result.score_lead, current, game.size))
         move = self.choose(game, exclude)
         return Decision(move, self.should_resign(game, color, result.winrate, lead=result.score_lead), result,
                         result.winrate, offset)

@@ -9,7 +9,7 @@ from azgo.engine.board import BLACK, WHITE
 from azgo.engine.dynkomi import DynamicKomi, ahead_offset, komi_offset
 from azgo.engine.game import Game
 from azgo.engine.mcts import SearchConfig
-from azgo.engine.player import Player, PlayerConfig
+from azgo.engine.player import AHEAD_LOG_CAP, Player, PlayerConfig
 from azgo.engine.search import Limits, Searcher
 from scripted_eval import ScriptedEvaluator
 
@@ -163,3 +163,26 @@ def test_a_side_far_ahead_searches_at_a_komi_worse_by_its_lead_and_reports_the_r
     assert second.winrate < first.winrate  # searched as a smaller lead
     player.reset()
     assert player.ahead == {BLACK: 0.0, WHITE: 0.0}
+
+
+def test_an_undo_takes_back_the_ahead_offsets_of_the_searches_after_it():
+    player = Player(Searcher(KomiSeen(), SearchConfig(batch_size=4), seed=3), PlayerConfig(dynamic_komi=AHEAD))
+    player._record_ahead(BLACK, 10, 20.0)
+    player._record_ahead(BLACK, 12, 30.0)
+    player._record_ahead(WHITE, 11, 8.0)
+    assert player.ahead_in_force(BLACK, 13) == 30.0 and player.ahead_in_force(BLACK, 12) == 30.0
+    assert player.ahead == {BLACK: 30.0, WHITE: 8.0}
+    assert player.ahead_in_force(BLACK, 11) == 20.0  # move 12 taken back: the search at move 10 stands
+    assert player.ahead_in_force(BLACK, 12) == 20.0  # and move 12 played again starts from it
+    assert player.ahead_in_force(WHITE, 11) == 8.0 and player.ahead_in_force(BLACK, 9) == 0.0
+    player._record_ahead(WHITE, 11, 12.0)  # the same position searched again replaces its offset
+    assert player._ahead_log[WHITE] == [(11, 12.0)]
+    for n in range(3000):  # a long game's log stays capped
+        player._record_ahead(WHITE, 100 + n, 4.0)
+    assert len(player._ahead_log[WHITE]) == AHEAD_LOG_CAP
+
+
+def test_searches_without_ahead_leave_no_offsets():
+    player = Player(Searcher(KomiSeen(), SearchConfig(batch_size=4), seed=3), PlayerConfig())
+    player.genmove(Game(9, 7.5), Limits(visits=16))
+    assert player._ahead_log == {BLACK: [], WHITE: []} and player.ahead == {BLACK: 0.0, WHITE: 0.0}
