@@ -16,14 +16,20 @@ so handicap stones count) says whether that lead was real: ``referee_agreed`` co
 where GNU Go also put azgo ahead there (a won position given away afterwards), ``referee_agreed_share`` is their
 share (the rest were misjudged: the network counted as won what GNU Go did not).
 
+With ``--from-log`` nothing is searched: each game's curve is the lead azgo itself reported at every move it
+played (the ``azgo: MOVE winrate ..., lead ...`` lines of the ``engines.stderr.log`` beside the SGF files that
+``azgo match`` and ``azgo strength`` write; the real komi's lead, also under dynamic komi), matched to the game by
+its moves. Instant, and the lead is the one the game's own search acted on.
+
 Usage: python3 benchmarks/lost_leads.py FOLDER... [--player azgo] [--lead 15] [--every 10] [--visits 100] [--won]
-       [--referee] [--quick]
+       [--referee] [--from-log] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
 import glob
+import gzip
 import os
 import re
 import subprocess
@@ -31,6 +37,7 @@ import sys
 import time
 
 from azgo.engine.board import BLACK, WHITE
+from azgo.engine.coords import move_to_gtp
 from azgo.engine.mcts import SearchConfig
 from azgo.engine.search import Limits, Searcher
 from azgo.engine.sgf import SgfError, load_sgf
@@ -60,6 +67,34 @@ def lead_curve(rec, colour: int, evaluator, every: int, visits: int) -> list[tup
         lead = r.score_lead if game.to_move == colour else -r.score_lead
         out.append((k, lead))
     return out
+
+
+LOG_LINE = re.compile(r"azgo: (\S+) winrate [\d.]+%, lead ([+-]?\d+(?:\.\d+)?)")
+
+
+def logged_leads(folder: str) -> list[tuple[str, float]]:
+    """(move in GTP, azgo's reported lead) of every search line in ``folder``'s engines.stderr.log(.gz), in order."""
+    for name, opener in (("engines.stderr.log", open), ("engines.stderr.log.gz", gzip.open)):
+        path = os.path.join(folder, name)
+        if os.path.exists(path):
+            with opener(path, "rt", errors="replace") as fh:
+                return [(m.group(1), float(m.group(2))) for m in map(LOG_LINE.match, fh) if m]
+    return []
+
+
+def logged_curve(rec, colour: int, lines: list[tuple[str, float]], start: int) -> tuple[list[tuple[int, float]], int]:
+    """(curve, next start): the game's azgo moves found as one run of ``lines`` at or after ``start`` (a game
+    replayed after a crash leaves an earlier partial run); the curve is (move number before azgo's move, lead).
+    An empty curve and ``start`` unchanged when the game is not in the log."""
+    ks = [k for k, (c, _) in enumerate(rec.moves) if c == colour]
+    want = [move_to_gtp(rec.moves[k][1], rec.size) for k in ks]
+    n = len(want)
+    if n == 0:
+        return [], start
+    for j in range(start, len(lines) - n + 1):
+        if lines[j][0] == want[0] and [m for m, _ in lines[j:j + n]] == want:
+            return [(k, lead) for k, (_, lead) in zip(ks, lines[j:j + n])], j + n
+    return [], start
 
 
 def parse_estimate(reply: str) -> float | None:
@@ -92,6 +127,8 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="at most 3 lost games, every 30 moves")
     ap.add_argument("--won", action="store_true", help="also the games azgo won (the base rate)")
     ap.add_argument("--referee", action="store_true", help="GNU Go's estimate_score at the largest lead")
+    ap.add_argument("--from-log", action="store_true",
+                    help="azgo's own leads from the games' engines.stderr.log, nothing searched")
     args = ap.parse_args()
     files = sorted(f for d in args.folders for f in glob.glob(os.path.join(d, "**", "*.sgf"), recursive=True))
     evaluators: dict[int, OnnxEvaluator] = {}
@@ -104,6 +141,9 @@ def main() -> int:
             ap.error(f"--referee: {e}")
     t0 = time.perf_counter()
     every = 30 if args.quick else args.every
+    logs: dict[str, list] = {}
+    at: dict[str, int] = {}
+    missing = 0
     for f in files:
         try:
             rec = load_sgf(f)
@@ -114,14 +154,21 @@ def main() -> int:
         if colour is None or winner not in ("B", "W"):
             continue
         won_game = (winner == "B") == (colour == BLACK)
+        if args.from_log:  # every game is matched, won or not, so that the log is read in order
+            d = os.path.dirname(f)
+            if d not in logs:
+                logs[d], at[d] = logged_leads(d), 0
+            curve, at[d] = logged_curve(rec, colour, logs[d], at[d])
+            missing += not curve
         if won_game and not args.won:
             continue
         if args.quick and lost >= 3:
             break
         n = rec.size
-        if n not in evaluators:
-            evaluators[n] = OnnxEvaluator(default_net_path(n), EvalConfig(threads=1, precision="auto"))
-        curve = lead_curve(rec, colour, evaluators[n], every, args.visits)
+        if not args.from_log:
+            if n not in evaluators:
+                evaluators[n] = OnnxEvaluator(default_net_path(n), EvalConfig(threads=1, precision="auto"))
+            curve = lead_curve(rec, colour, evaluators[n], every, args.visits)
         if won_game:
             won += 1
             won_hit += bool(curve) and max(v for _, v in curve) >= args.lead
@@ -141,8 +188,10 @@ def main() -> int:
                 ref = f"; GNU Go there: {gl:+.1f} ({'a lead given away' if gl > 0 else 'misjudged'})"
         print(f"{os.path.relpath(f)}: {rec.result}, {len(rec.moves)} moves; azgo's largest lead {best:+.1f} at move {k}"
               + (f"  <- lost after leading by {args.lead:g}+" if hit else "") + ref, flush=True)
+    how = (f"azgo's own leads from the engines' logs, {missing} games not found there" if args.from_log
+           else f"{args.visits} visits every {every} moves")
     print(f"# {lost} lost games, {passed} of them after a lead of {args.lead:g} points or more "
-          f"({args.visits} visits every {every} moves; {time.perf_counter() - t0:.0f} s)")
+          f"({how}; {time.perf_counter() - t0:.0f} s)")
     print(f"RESULT lost_games {lost}")
     print(f"RESULT lost_after_lead {passed}")
     print(f"RESULT lost_after_lead_share {passed / lost if lost else 0:.3f}")

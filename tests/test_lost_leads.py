@@ -46,3 +46,26 @@ def test_life_and_death_referee_replays_setup_stones(tmp_path, gnugo_path):
     sgf.write_text(f"(;GM[1]FF[4]SZ[9]KM[0.5]RU[Chinese]AB{wall}PL[W];W[bb];B[gg])")
     dead = ld.gnugo_dead(load_sgf(str(sgf)), 2)
     assert gtp_to_move("B8", 9) in dead, dead
+
+
+def test_from_log_matches_each_game_to_its_run_of_logged_moves(tmp_path):
+    # two 9x9 games azgo played as White; the log also holds a crashed game's partial run and the opponent's lines
+    (tmp_path / "engines.stderr.log").write_text(
+        "azgo: network large9.int8.onnx\n"
+        "azgo: C3 winrate 50.0%, lead +1.0 (searched ...), 10 visits\n"   # a crashed game's only move
+        "gnugo: something\n"
+        "azgo: C3 winrate 55.0%, lead +2.5, 10 visits\n"
+        "azgo: D4 winrate 80.0%, lead +17.0 (searched at komi -3.5: dynamic komi), 10 visits\n"
+        "azgo: E5 winrate 60.0%, lead -3.0, 10 visits\n"
+        "azgo: pass winrate 20.0%, lead -12.0, 10 visits\n")
+    from azgo.engine.sgf import load_sgf
+    (tmp_path / "game0000.sgf").write_text("(;GM[1]FF[4]SZ[9]KM[7]PB[GNU Go]PW[azgo]RE[B+R];B[ee];W[cg];B[ff];W[df])")
+    (tmp_path / "game0001.sgf").write_text("(;GM[1]FF[4]SZ[9]KM[7]PB[GNU Go]PW[azgo]RE[B+1];B[cc];W[ee];B[dd];W[])")
+    lines = L.logged_leads(str(tmp_path))
+    assert len(lines) == 5
+    first, at = L.logged_curve(load_sgf(str(tmp_path / "game0000.sgf")), WHITE, lines, 0)
+    assert first == [(1, 2.5), (3, 17.0)] and at == 3  # the partial run (C3 alone) is skipped
+    second, at = L.logged_curve(load_sgf(str(tmp_path / "game0001.sgf")), WHITE, lines, at)
+    assert second == [(1, -3.0), (3, -12.0)] and at == 5
+    missing, at2 = L.logged_curve(load_sgf(str(tmp_path / "game0000.sgf")), WHITE, lines, at)
+    assert missing == [] and at2 == at  # not in the rest of the log
