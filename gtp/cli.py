@@ -130,6 +130,10 @@ def engine_options(f):
         click.option("--lizzie/--no-lizzie", default=False, show_default=True,
                      help="Answer `version` as '0.17 (azgo VERSION, ...)' so that Lizzie, which reads "
                           "it as a Leela Zero version, starts without its 'requires 0.15' dialog."),
+        click.option("--ogs-chat/--no-ogs-chat", default=False, show_default=True,
+                     help="After every move azgo plays (genmove), one stderr line 'MALKOVICH:...' with its "
+                          "visits, winrate, score lead and principal variation, which gtp2ogs posts in the "
+                          "game's malkovich chat on OGS (its send_chats / --aichat)."),
     ]
     for opt in reversed(opts):
         f = opt(f)

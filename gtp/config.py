@@ -67,6 +67,7 @@ class EngineConfig:
     device: str = "auto"
     gpu_batch_size: int = GPU_BATCH_SIZE
     lizzie: bool = False  # `version` in the form Lizzie 0.7.4 accepts (see gtp.engine.lizzie_version)
+    ogs_chat: bool = False  # after every played genmove, a `MALKOVICH:` stderr line gtp2ogs posts (gtp.ogs_chat)
 
     def __post_init__(self) -> None:
         from azgo.nets.evaluator import parse_device

@@ -307,7 +307,14 @@ class GtpEngine(ClockCommands, ScoringCommands, AnalysisCommands):
         self._nargs(args, 1, "genmove COLOR")
         color = self._color(args[0])
         result, move = self.think(color)
+        self._chat(result, move, color)
         return self._play_own(color, move, result.seconds)
+
+    def _chat(self, result, move: int | None, color: int) -> None:
+        """With ``--ogs-chat``: the line gtp2ogs posts in the game's chat (`azgo.gtp.ogs_chat`)."""
+        if self.config.ogs_chat:
+            from .ogs_chat import chat_line
+            log(chat_line(result, move, color, self.size))
 
     def cmd_reg_genmove(self, args) -> str:
         self._nargs(args, 1, "reg_genmove COLOR")
@@ -324,6 +331,7 @@ class GtpEngine(ClockCommands, ScoringCommands, AnalysisCommands):
         color = self._color(args[0])
         exclude = {self.game.board.pass_move} if self._opponent_has_dead_stones(color) else None
         result, move = self.think(color, exclude=exclude)
+        self._chat(result, move, color)
         return self._play_own(color, move, result.seconds)
 
     def cmd_undo(self, args) -> str:

@@ -269,6 +269,42 @@ def test_gtp2ogs_fischer_handicap_session(azgo_black):
         assert not line.startswith(("=", "?", "info", "play")), line
 
 
+# gtp2ogs's Bot.ts: every stderr line that matches this is posted in the game's chat (the text after the colon)
+GTP2OGS_CHAT = re.compile(r"(DISCUSSION|MALKOVICH|MAIN):(.*)")
+
+
+@pytest.mark.parametrize("chat", [True, False], ids=["ogs-chat", "no-chat"])
+def test_gtp2ogs_chat_lines(chat):
+    """With --ogs-chat, each move azgo plays gives one line that gtp2ogs posts in the malkovich chat, naming the
+    move it answered, its colour, winrate, score lead, visits and a PV that starts with the move; without it, none."""
+    args = ["--visits", "24", "--seed", "3"] + (["--ogs-chat"] if chat else [])
+    azgo = GtpProcess(azgo_command(*args), eol="\r\n")
+    played = []
+    try:
+        azgo.send("boardsize 9")
+        azgo.send("clear_board")
+        azgo.send("komi 7")
+        for black in ("e5", "c3", "g7"):
+            azgo.send(f"play black {black}")
+            played.append(azgo.send("genmove white"))
+    finally:
+        azgo.close()
+    chats = [m for m in (GTP2OGS_CHAT.search(line) for line in azgo.stderr_lines) if m]
+    if not chat:
+        assert chats == []
+        return
+    assert [m.group(1) for m in chats] == ["MALKOVICH"] * len(played)
+    for m, move in zip(chats, played):
+        text = m.group(2)
+        found = re.fullmatch(r"azgo \(White\) (\S+): winrate (\d+\.\d)%, score lead ([+-]\d+\.\d), (\d+) visits, "
+                             r"PV ((?:[A-HJ-T]\d+|pass)(?: (?:[A-HJ-T]\d+|pass))*)", text)
+        assert found, text
+        assert found.group(1) == move
+        assert 0 <= float(found.group(2)) <= 100
+        assert int(found.group(4)) >= 24
+        assert found.group(5).split()[0] == move  # the PV of the move played
+
+
 # ============================================================================================ Lizzie
 def lizzie_parse_info(line: str, size: int, kata: bool = False) -> list[dict]:
     """Lizzie's Leelaz.parseInfo / MoveData.fromInfo: ``line.substring(5).split(" info ")``, each segment
