@@ -361,6 +361,61 @@ def test_smoke_recipe_two_generations_killed_twice_and_resumed(tmp_path):
 
 
 @pytest.mark.slow
+def test_a_fresh_clone_resumes_past_quantize_with_the_candidates_networks(tmp_path):
+    """A session ends in generation 1's gate (past its export and int8 copies): the lineage carries the candidate's
+    networks, so a new run folder plays its gate with the very files, without exporting again. A lineage published
+    before it carried them (the networks' record removed) is exported and quantized again from the candidate's
+    checkpoint, at the same stage."""
+    lin = tmp_path / "lineage"
+    slow = _variant(tmp_path, 'dir = "<run>/lineage"\ndata = "<run>/data"',
+                    f'dir = "{lin}"\ndata = "{tmp_path / "data"}"', name="pub.toml")
+    slow.write_text(slow.read_text().replace("games = 2\nsize = 7", "games = 400\nsize = 7"))  # a gate to stop in
+    loop = AZGO + ["loop", "--recipe", str(slow), "--generations", "1", "--run-dir"]
+    proc = subprocess.Popen(loop + [str(tmp_path / "b")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+    def in_gate():
+        try:
+            todo = json.loads((lin / "lineage.json").read_text()).get("in_progress") or {}
+        except (OSError, ValueError):
+            return False
+        return todo.get("generation") == 1 and todo.get("stage") == "gate"
+    reached = _wait(in_gate, proc, 240)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert reached
+    todo = json.loads((lin / "lineage.json").read_text())["in_progress"]
+    assert set(todo["candidate_nets_sha256"]) == {"7"}
+    assert todo["candidate_nets_sha256"]["7"] == sha256(lin / "candidate7.onnx") == sha256(tmp_path / "b" / "gen0001" / "net7.onnx")
+    assert (lin / "candidate7.int8.onnx").exists()
+    shutil.copytree(lin, tmp_path / "lineage-before")
+    slow.write_text(slow.read_text().replace("games = 400\nsize = 7", "games = 2\nsize = 7"))
+    shutil.rmtree(tmp_path / "b")
+    third = subprocess.run(loop + [str(tmp_path / "c")], capture_output=True, text=True, timeout=300)
+    assert third.returncode == 0, third.stderr[-3000:]
+    assert "generation 1 in progress: resumed at stage gate" in third.stderr
+    assert "export done" not in third.stderr and "exported and quantized again" not in third.stderr
+    state = json.loads((tmp_path / "c" / "state.json").read_text())
+    assert state["generation"] == 2 and state["generations"]["1"]["gate"]["games"] == 2
+    assert sha256(tmp_path / "c" / "gen0001" / "net7.onnx") == todo["candidate_nets_sha256"]["7"]
+    assert not list(lin.glob("candidate*"))  # the generation is done: its candidate files leave the lineage
+    # the same lineage as published before the networks were: made again, at the same stage
+    shutil.rmtree(lin)
+    shutil.copytree(tmp_path / "lineage-before", lin)
+    pub = json.loads((lin / "lineage.json").read_text())
+    del pub["in_progress"]["candidate_nets_sha256"]
+    (lin / "lineage.json").write_text(json.dumps(pub))
+    for f in lin.glob("candidate7*.onnx"):
+        f.unlink()
+    fourth = subprocess.run(loop + [str(tmp_path / "d")], capture_output=True, text=True, timeout=300)
+    assert fourth.returncode == 0, fourth.stderr[-3000:]
+    assert "generation 1's networks were not published: exported and quantized again" in fourth.stderr
+    assert "resumed at stage gate" in fourth.stderr and "export done" not in fourth.stderr
+    assert (tmp_path / "d" / "gen0001" / "net7.int8.onnx").exists()
+    assert json.loads((tmp_path / "d" / "state.json").read_text())["generations"]["1"]["gate"]["games"] == 2
+
+
+@pytest.mark.slow
 def test_a_new_run_folder_continues_the_published_lineage(tmp_path):
     """What a fresh clone does: the published lineage (best checkpoint, shards, ladder, and the generation in
     progress with its self-play so far) is the state a new run folder starts from; --plan says so; the window

@@ -255,15 +255,40 @@ class PublishMixin:
                 progress["candidate_checkpoint_sha256"] = sha256(cand)
             elif os.path.exists(cand):
                 os.remove(cand)
+            past_quantize = STAGES.index(self.state["stage"]) > STAGES.index("quantize")
+            nets = self._publish_candidate_nets(g if past_quantize else None, lin)
+            if nets:
+                progress["candidate_nets_sha256"] = nets
             pub["in_progress"] = progress
-        elif os.path.exists(cand):
-            os.remove(cand)
+        else:
+            self._publish_candidate_nets(None, lin)
+            if os.path.exists(cand):
+                os.remove(cand)
         atomic_write(path, json.dumps(pub, indent=1) + "\n")
         self.write_ladder(lin)
         what = f"generation {finished} done" + (f", generation {self.state['generation']} at stage "
                                                  f"{self.state['stage']}" if done is None else "")
         self.log(f"[publish] {self.rel(lin)}: {what}, best {best['generation']}")
         return path
+
+    def _publish_candidate_nets(self, g: int | None, lin: str) -> dict:
+        """Generation ``g``'s exported networks and their int8 copies as ``candidate<N>.onnx`` in the lineage folder
+        (past its quantize stage, its gate and anchors play them: a fresh clone resumes with the very files); None:
+        remove those files. Returns {size: sha256} of what was written."""
+        from azgo.nets.quantize import copy_int8_copies, int8_path_for, int8_vnni_path_for
+        written = {}
+        for n in self.r.export.bn_sizes:
+            dst = os.path.join(lin, f"candidate{n}.onnx")
+            src = self.cand_net(g, n) if g is not None else None
+            if src is not None and os.path.exists(src):
+                atomic_copy(src, dst)
+                copy_int8_copies(src, dst)
+                written[str(n)] = sha256(dst)
+            else:
+                for f in (Path(dst), int8_path_for(dst), int8_vnni_path_for(dst)):
+                    if f.exists():
+                        f.unlink()
+        return written
 
     def _keep_selfplay(self, g: int, published: list[dict]) -> None:
         """Add generation g's self-play to the lineage's list (with its shard folder when published)."""

@@ -202,12 +202,38 @@ class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
             if sha256(src) != todo["candidate_checkpoint_sha256"]:
                 raise RecipeError(f"{src} does not match the sha256 that {LINEAGE_FILE} records")
             atomic_copy(src, os.path.join(self.gen_dir(g), "train", "checkpoint.pt"))
+            if STAGES.index(stage) > STAGES.index("quantize"):  # its gate and anchors play its networks
+                nets = todo.get("candidate_nets_sha256") or {}
+                if nets:
+                    from azgo.nets.quantize import copy_int8_copies
+                    for n, digest in nets.items():
+                        src = os.path.join(lin, f"candidate{n}.onnx")
+                        if sha256(src) != digest:
+                            raise RecipeError(f"{src} does not match the sha256 that {LINEAGE_FILE} records")
+                        atomic_copy(src, self.cand_net(g, int(n)))
+                        copy_int8_copies(src, self.cand_net(g, int(n)))
+                else:  # published before the networks were: export and quantize its checkpoint again
+                    state["remake_candidate_nets"] = g
         elif STAGES.index(stage) > STAGES.index("train"):
             stage = "train"  # the trained checkpoint was not published: train again
         state["generations"][str(g)] = info
         state["stage"] = stage
         self.log(f"[start] generation {g} in progress: resumed at stage {stage} "
                  f"({sum(m['games'] for m in made)} self-play games)")
+
+    def _remake_candidate_nets(self) -> None:
+        """A lineage published past a generation's quantize stage without that generation's networks (before
+        ``candidate_nets_sha256``): export and quantize its published checkpoint again, the stage unchanged (the
+        same weights and batch-norm data; the files, their dates and the int8 calibration's record are new)."""
+        g = self.state.get("remake_candidate_nets")
+        if g is None:
+            return
+        self.log(f"[start] generation {g}'s networks were not published: exported and quantized again from its "
+                 f"checkpoint for its stage {self.state['stage']}")
+        self.stage_export(g)
+        self.stage_quantize(g)
+        del self.state["remake_candidate_nets"]
+        self.save()
 
     def _start_best(self) -> dict:
         """Generation 0 from ``[start]``: its checkpoint (or a random one) and its networks."""
@@ -256,6 +282,7 @@ class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
             self.init()
         for folder, _, _ in os.walk(self.dir):  # a run killed mid-write left temporary files
             remove_orphans(folder)
+        self._remake_candidate_nets()
         stop_after = None if generations is None else self.state.setdefault("first_generation",
                                                                              self.state["generation"]) + generations - 1
         self.save()
