@@ -25,7 +25,10 @@ from azgo_cmd import azgo_program
 os.environ.setdefault("KIVY_NO_ARGS", "1")
 os.environ.setdefault("KIVY_NO_CONSOLELOG", "1")
 os.environ.setdefault("KIVY_NO_FILELOG", "1")
-os.environ.setdefault("KIVY_HOME", os.path.join(tempfile.gettempdir(), "azgo-kivy-home"))
+# one home per pytest-xdist worker: every worker imports kivy while collecting, and two kivy imports creating the
+# same home at once fail with FileExistsError (kivy checks, then mkdirs)
+os.environ.setdefault("KIVY_HOME", os.path.join(tempfile.gettempdir(),
+                                                f"azgo-kivy-home-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"))
 
 engine_mod = pytest.importorskip("katrain.core.engine", reason="KaTrain 1.20 is not installed "
                                  "(pip install --no-deps katrain==1.20.0 kivy pysgf)")

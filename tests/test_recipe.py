@@ -387,7 +387,7 @@ def test_a_fresh_clone_resumes_past_quantize_with_the_candidates_networks(tmp_pa
     todo = json.loads((lin / "lineage.json").read_text())["in_progress"]
     assert set(todo["candidate_nets_sha256"]) == {"7"}
     assert todo["candidate_nets_sha256"]["7"] == sha256(lin / "candidate7.onnx") == sha256(tmp_path / "b" / "gen0001" / "net7.onnx")
-    assert (lin / "candidate7.int8.onnx").exists()
+    assert (lin / "candidate7.int8.onnx").exists() and (lin / "candidate7.json").exists()
     shutil.copytree(lin, tmp_path / "lineage-before")
     slow.write_text(slow.read_text().replace("games = 400\nsize = 7", "games = 2\nsize = 7"))
     shutil.rmtree(tmp_path / "b")
@@ -398,6 +398,7 @@ def test_a_fresh_clone_resumes_past_quantize_with_the_candidates_networks(tmp_pa
     state = json.loads((tmp_path / "c" / "state.json").read_text())
     assert state["generation"] == 2 and state["generations"]["1"]["gate"]["games"] == 2
     assert sha256(tmp_path / "c" / "gen0001" / "net7.onnx") == todo["candidate_nets_sha256"]["7"]
+    assert (tmp_path / "c" / "gen0001" / "net7.json").read_bytes() == (tmp_path / "lineage-before" / "candidate7.json").read_bytes()
     assert not list(lin.glob("candidate*"))  # the generation is done: its candidate files leave the lineage
     # the same lineage as published before the networks were: made again, at the same stage
     shutil.rmtree(lin)

@@ -272,9 +272,9 @@ class PublishMixin:
         return path
 
     def _publish_candidate_nets(self, g: int | None, lin: str) -> dict:
-        """Generation ``g``'s exported networks and their int8 copies as ``candidate<N>.onnx`` in the lineage folder
-        (past its quantize stage, its gate and anchors play them: a fresh clone resumes with the very files); None:
-        remove those files. Returns {size: sha256} of what was written."""
+        """Generation ``g``'s exported networks, their int8 copies and cards as ``candidate<N>.onnx`` (``.json``) in the
+        lineage folder (past its quantize stage, its gate and anchors play them, and a promotion copies them: a fresh
+        clone resumes with the very files); None: remove those files. Returns {size: sha256} of the networks written."""
         from azgo.nets.quantize import copy_int8_copies, int8_path_for, int8_vnni_path_for
         written = {}
         for n in self.r.export.bn_sizes:
@@ -283,9 +283,12 @@ class PublishMixin:
             if src is not None and os.path.exists(src):
                 atomic_copy(src, dst)
                 copy_int8_copies(src, dst)
+                card = Path(src).with_suffix(".json")
+                if card.exists():
+                    atomic_copy(card, Path(dst).with_suffix(".json"))
                 written[str(n)] = sha256(dst)
             else:
-                for f in (Path(dst), int8_path_for(dst), int8_vnni_path_for(dst)):
+                for f in (Path(dst), int8_path_for(dst), int8_vnni_path_for(dst), Path(dst).with_suffix(".json")):
                     if f.exists():
                         f.unlink()
         return written

@@ -212,6 +212,9 @@ class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
                             raise RecipeError(f"{src} does not match the sha256 that {LINEAGE_FILE} records")
                         atomic_copy(src, self.cand_net(g, int(n)))
                         copy_int8_copies(src, self.cand_net(g, int(n)))
+                        card = os.path.join(lin, f"candidate{n}.json")
+                        if os.path.exists(card):  # the card a promotion builds on
+                            atomic_copy(card, os.path.splitext(self.cand_net(g, int(n)))[0] + ".json")
                 else:  # published before the networks were: export and quantize its checkpoint again
                     state["remake_candidate_nets"] = g
         elif STAGES.index(stage) > STAGES.index("train"):
