@@ -17,6 +17,9 @@ def test_every_shipped_card_validates_and_has_no_machine_path(path):
     assert validate_card(card) == []
     assert isinstance(card["strength"], list) and card["strength"]  # measured lines, as records
     for line in card["strength"]:
+        if line.get("note", "").startswith("games lost: "):  # said so, and why; never a dangling path unsaid
+            assert line["games_folder"].startswith("<run>/"), line
+            continue
         assert (NETS.parent / line["games_folder"].split(" and ")[0]).is_dir(), line["games_folder"]
 
 

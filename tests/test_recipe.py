@@ -583,3 +583,76 @@ def test_quantize_leaves_out_fp32_nodes_a_grown_network_does_not_have(tmp_path):
     run.log = logged.append
     assert run._nodes_in(str(net), ["/stem/conv/Conv", "/blocks.5/a/conv/Conv"], 3) == ["/stem/conv/Conv"]
     assert logged == ["[gen 3] int8: net.onnx has no node /blocks.5/a/conv/Conv; left out of keep_fp32"]
+
+
+def test_promote_by_hand_makes_a_finished_generation_the_best_with_its_reason(tmp_path):
+    """``azgo loop --recipe R --promote G --reason ...``: a generation its gate did not promote becomes the best
+    (state, registry file and card, ladder row, published lineage), the reason and the self-play played before by
+    the old best recorded; refused for the generation in progress, without a reason, and while a loop runs."""
+    from azgo.training.checkpoints import save_atomic
+    from azgo.training.model import build_model
+    from azgo.training.recipe_run import RecipeRun
+    lin = tmp_path / "lineage"
+    text = SMOKE.read_text().replace('dir = "<run>/lineage"\ndata = "<run>/data"',
+                                     f'dir = "{lin}"\ndata = "{tmp_path / "data"}"')
+    recipe_file = tmp_path / "r.toml"
+    recipe_file.write_text(text.replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
+    run = RecipeRun(load_recipe(recipe_file), str(tmp_path / "run"))
+    for g in (1, 2):
+        ckpt = os.path.join(run.gen_dir(g), "train", "checkpoint.pt")
+        os.makedirs(os.path.dirname(ckpt), exist_ok=True)
+        save_atomic({"net": "b2c16", "model": build_model("b2c16", seed=g).state_dict(), "step": 8}, ckpt)
+        Path(run.cand_net(g, 7)).write_bytes(f"generation {g}'s 7x7 network".encode())
+        Path(run.cand_net(g, 7)).with_suffix(".json").write_text(json.dumps({"net": "b2c16", "generation": g}))
+    games = Path(run.gen_dir(3), "selfplay", "7")
+    games.mkdir(parents=True)
+    for i in range(3):
+        (games / f"game{i}.sgf").write_text("(;GM[1]SZ[7])")
+    gate = {"line": "gate", "opponent": "best", "size": 7, "games": 20, "wins": 9, "losses": 11, "draws": 0,
+            "score": 0.45, "passed": False}
+    run.state = {"recipe": run.r.name, "generation": 2, "stage": "promote", "ladder": [], "selfplay": [],
+                 "core_hours": 0.0, "generations": {"1": {"train": {}, "promoted": True}, "2": {"train": {}, "gate": gate}},
+                 "best": {"generation": 1, "checkpoint": os.path.join(run.gen_dir(1), "train", "checkpoint.pt"),
+                          "nets": {"7": run.cand_net(1, 7)}}}
+    run.stage_promote(2)
+    assert run.state["best"]["generation"] == 1 and run.state["ladder"][-1]["promoted"] == 0
+    run.state.update(generation=3, stage="selfplay")
+    run.save()
+    with pytest.raises(RecipeError, match="generation 3 is not a finished generation"):
+        run.promote_by_hand(3, "why not")
+    with pytest.raises(RecipeError, match="needs a --reason"):
+        run.promote_by_hand(2, "  ")
+    with pytest.raises(RecipeError, match="already promoted"):
+        run.promote_by_hand(1, "it is the best")
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (tmp_path / "run" / "loop.pid").write_text(f"{sleeper.pid}\n")
+        with pytest.raises(RecipeError, match=f"a loop \\(pid {sleeper.pid}\\) is running"):
+            run.promote_by_hand(2, "won 14 of 20 more games")
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert run.state["best"]["generation"] == 1  # nothing was changed by the refusals
+    out = subprocess.run(AZGO + ["loop", "--recipe", str(recipe_file), "--run-dir", str(tmp_path / "run"),
+                                 "--promote", "2", "--reason", "won 14 of 20 more games (docs/x/rule.txt)"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert out.returncode == 0, out.stderr
+    state = json.loads((tmp_path / "run" / "state.json").read_text())
+    assert state["best"]["generation"] == 2 and state["best"]["nets"]["7"] == run.cand_net(2, 7)
+    info = state["generations"]["2"]
+    assert info["promoted"] and info["promoted_by_hand"]["reason"] == "won 14 of 20 more games (docs/x/rule.txt)"
+    assert info["promoted_by_hand"]["replaces_generation"] == 1
+    assert state["generations"]["3"]["best_changed_during_selfplay"][0]["games_before"] == {"7": 3}
+    assert [r["promoted"] for r in state["ladder"] if int(r["generation"]) == 2 and r["line"] == "gate"] == [1]
+    reg = tmp_path / "run" / "registry"
+    assert sha256(reg / "smoke7.onnx") == sha256(run.cand_net(2, 7))
+    card = json.loads((reg / "smoke7.json").read_text())
+    assert card["recipe"]["generation"] == 2 and card["recipe"]["promoted_by_hand"]["reason"].startswith("won 14")
+    assert card["generation"] == 2  # built on the candidate's own card
+    pub = json.loads((lin / "lineage.json").read_text())
+    assert pub["best"]["generation"] == 2 and pub["best"]["checkpoint_sha256"] == sha256(lin / "best.pt")
+    assert pub["best"]["nets_sha256"]["7"] == sha256(run.cand_net(2, 7))
+    assert RecipeRun(load_recipe(recipe_file), str(tmp_path / "run")).state["best"]["generation"] == 2
+    again = subprocess.run(AZGO + ["loop", "--recipe", str(recipe_file), "--run-dir", str(tmp_path / "run"),
+                                   "--promote", "2"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert again.returncode == 2 and "--promote needs --reason" in again.stderr

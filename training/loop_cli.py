@@ -24,6 +24,12 @@ from .selfplay import SelfPlayConfig
 @click.option("--publish", is_flag=True, help="With --recipe: write the run's resume state into the recipe's lineage "
                                               "folder now (the generation in progress, its self-play so far as shards) "
                                               "and stop; before a run folder is lost (a session's end), then commit it.")
+@click.option("--promote", "promote_gen", type=click.IntRange(min=0), metavar="G",
+              help="With --recipe: make finished generation G, which its gate did not promote, the best network "
+                   "(registry entries, cards, lineage) on games decided outside the gate, then publish and stop; "
+                   "needs --reason. Stop the loop first; the same loop command then goes on with G as the best.")
+@click.option("--reason", help="With --promote: why, and where the games that decided it are (kept in the state, "
+                               "the card and the lineage).")
 @click.option("--dir", "folder", type=click.Path(file_okay=False), help="Loop folder (created or resumed); without --recipe.")
 @click.option("--generations", type=click.IntRange(min=1),
               help="Stop after this many generations, counted from the first this run folder ran (the same "
@@ -84,7 +90,7 @@ from .selfplay import SelfPlayConfig
                    "local = Ray's default ray.init() (a cluster running here, else a one-machine Ray started now), "
                    "else HOST:6379 or ray://HOST:10001.")
 @click.pass_context
-def loop(ctx, recipe_file, run_dir, plan, publish, folder, generations, hours, net, size, komi, games_per_generation, workers, full_visits, cheap_visits,
+def loop(ctx, recipe_file, run_dir, plan, publish, promote_gen, reason, folder, generations, hours, net, size, komi, games_per_generation, workers, full_visits, cheap_visits,
          full_prob, train_steps, batch_size, window, lr, surprise_weight, size_mix, max_final_margin, gate_games, gate_visits, gate_threshold, seed,
          init_ckpt, extra_games, device, anchor, anchor_games, anchor_visits, anchor_gate, anchor_margin, precision,
          int8_keep_fp32, ray_address):
@@ -95,10 +101,11 @@ def loop(ctx, recipe_file, run_dir, plan, publish, folder, generations, hours, n
     from click.core import ParameterSource
     from azgo.nets.evaluator import parse_device
     if recipe_file:
-        _run_recipe(ctx, recipe_file, run_dir, plan, publish, generations, device, workers, ray_address)
+        _run_recipe(ctx, recipe_file, run_dir, plan, publish, generations, device, workers, ray_address,
+                    promote_gen, reason)
         return
-    if plan or run_dir or publish:
-        raise click.UsageError("--plan, --publish and --run-dir go with --recipe")
+    if plan or run_dir or publish or promote_gen is not None or reason:
+        raise click.UsageError("--plan, --publish, --promote, --reason and --run-dir go with --recipe")
     if not folder:
         raise click.UsageError("Missing option '--dir' (or give --recipe)")
 
@@ -131,7 +138,8 @@ def loop(ctx, recipe_file, run_dir, plan, publish, folder, generations, hours, n
         raise click.ClickException(str(e)) from None
 
 
-def _run_recipe(ctx, recipe_file, run_dir, plan, publish, generations, device, workers, ray_address) -> None:
+def _run_recipe(ctx, recipe_file, run_dir, plan, publish, generations, device, workers, ray_address,
+                promote_gen=None, reason=None) -> None:
     """``azgo loop --recipe``: check the recipe whole before any work, then plan or run it."""
     from click.core import ParameterSource
 
@@ -140,8 +148,8 @@ def _run_recipe(ctx, recipe_file, run_dir, plan, publish, generations, device, w
     from .recipe import RecipeError, load_recipe
     from .recipe_run import RecipeRun
     given = [p for p in ctx.command.params
-             if p.name not in ("recipe_file", "run_dir", "plan", "publish", "generations", "device", "workers",
-                               "ray_address")
+             if p.name not in ("recipe_file", "run_dir", "plan", "publish", "promote_gen", "reason", "generations",
+                               "device", "workers", "ray_address")
              and ctx.get_parameter_source(p.name) == ParameterSource.COMMANDLINE]
     if given:
         raise click.UsageError(f"{given[0].opts[0]} is the recipe's to set, not the command line's (with --recipe)")
@@ -157,6 +165,14 @@ def _run_recipe(ctx, recipe_file, run_dir, plan, publish, generations, device, w
                            workers=workers if explicit else None)
         if plan:
             click.echo(runner.plan())
+            return
+        if reason is not None and promote_gen is None:
+            raise click.UsageError("--reason goes with --promote")
+        if promote_gen is not None:
+            if reason is None:
+                raise click.UsageError("--promote needs --reason: why, and where the games that decided it are")
+            runner.promote_by_hand(promote_gen, reason)
+            click.echo(f"generation {promote_gen} is the best network of {runner.dir}")
             return
         if publish:
             path = runner.publish()

@@ -12,6 +12,7 @@ from pathlib import Path
 from azgo.engine.atomic import atomic_copy, atomic_target, atomic_write
 
 from .portable import write_portable_checkpoint
+from .recipe import RecipeError
 from .recipe_util import LADDER_FIELDS, LINEAGE_FILE, STAGES, relative_paths, sha256
 
 
@@ -47,6 +48,60 @@ class PublishMixin:
         if self.r.promotion.entries:
             self._promote_registry(g, info)
         self.log(f"[gen {g}] promoted: generation {g} is the best network")
+
+    def promote_by_hand(self, g: int, reason: str) -> None:
+        """Make finished generation ``g``, which its gate did not promote, the best network on a decision taken
+        outside the recipe's rule (games played by hand under a rule written before them): the same promotion as
+        a passed gate (best, registry entries and cards), recorded with ``reason`` and the date in the state, the
+        card and the ladder, then published. The generation in progress goes on from its stage; its self-play
+        from now on is by the new best (what it played before is recorded as by the old one)."""
+        import datetime
+        if self.state is None:
+            raise RecipeError(f"{self.dir} holds no run to promote in")
+        pid = self.running_loop()
+        if pid is not None:  # it would write its own state over this one
+            raise RecipeError(f"a loop (pid {pid}) is running in {self.dir}: stop it first (kill {pid}), promote, "
+                              "then start it again")
+        reason = " ".join(reason.split())
+        if not reason:
+            raise RecipeError("--promote needs a --reason: why, and where the games that decided it are")
+        info = self.state["generations"].get(str(g))
+        current = self.state["generation"]
+        if info is None or g >= current or "promoted" not in info:
+            raise RecipeError(f"generation {g} is not a finished generation of this run (generation {current} is in "
+                              f"progress at stage {self.state['stage']})")
+        old = self.state["best"]["generation"]
+        if info["promoted"] or old == g:
+            raise RecipeError(f"generation {g} is already promoted (the best is generation {old})")
+        checkpoint = os.path.join(self.gen_dir(g), "train", "checkpoint.pt")
+        missing = [p for p in [checkpoint] + [self.cand_net(g, n) for n in self.r.export.bn_sizes] if not os.path.exists(p)]
+        if missing:
+            raise RecipeError(f"generation {g}'s {self.rel(missing[0])} is not in this run folder: promote in the "
+                              "run folder that played it")
+        by_hand = {"reason": reason, "replaces_generation": old,
+                   "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+        progress = self.state["generations"].setdefault(str(current), {})
+        if self.state["stage"] == "selfplay":  # its games so far were played by the old best
+            done = {str(n): len(glob.glob(os.path.join(self.gen_dir(current), "selfplay", str(n), "*.sgf")))
+                    for n in self.r.sizes}
+            progress.setdefault("best_changed_during_selfplay", []).append(
+                {"from": old, "to": g, "games_before": done, "date": by_hand["date"]})
+        elif STAGES.index(self.state["stage"]) > STAGES.index("train"):
+            self.log(f"[promote] generation {current} is past training (at {self.state['stage']}): its gate plays "
+                     f"generation {g} from now on")
+        info["promoted"] = True
+        info["promoted_by_hand"] = by_hand
+        self.state["best"] = {"generation": g, "checkpoint": checkpoint,
+                              "nets": {str(n): self.cand_net(g, n) for n in self.r.export.bn_sizes}}
+        for row in self.state["ladder"]:
+            if int(row["generation"]) == g and row["line"] == "gate":
+                row["promoted"] = 1
+        if self.r.promotion.entries:
+            self._promote_registry(g, info)
+        self.save()
+        self.write_ladder(self.dir)
+        self.log(f"[gen {g}] promoted by hand (was generation {old}): {reason}")
+        self.publish()
 
     def _promote_registry(self, g: int, info: dict) -> None:
         from azgo.nets.quantize import copy_int8_copies
@@ -98,6 +153,8 @@ class PublishMixin:
                           "hours_this_generation": round(sum(gens[str(g)].get("seconds", {}).values()) / 3600, 3),
                           "selfplay": [{"size": s["size"], "games": s["games"]} for s in info.get("selfplay", [])],
                           "train": info.get("train", {})}
+        if info.get("promoted_by_hand"):  # promoted on games outside the gate's rule: why, and where they are
+            base["recipe"]["promoted_by_hand"] = info["promoted_by_hand"]
         base["strength"] = [self._kept_games(g, rec) for rec in [info.get("gate")] + list(info.get("anchors", {}).values())
                             if rec]
         return relative_paths(base, self.r.root, self.dir)
@@ -114,8 +171,12 @@ class PublishMixin:
             target = dst / f.relative_to(src)
             if not target.exists() or target.stat().st_size != f.stat().st_size:
                 atomic_copy(str(f), str(target))
-        if not dst.is_dir():  # a run folder without these games (a fresh clone's): the record stays as it was
-            return rec
+        if not dst.is_dir():  # neither here nor kept: said in the record (a card points only to games that exist)
+            if src.is_dir():
+                return rec
+            lost = f"games lost: {folder} was not in the run folder that published this (played in one since lost)"
+            note = rec.get("note", "")
+            return {**rec, "note": note if lost in note else "; ".join(x for x in (note, lost) if x)}
         return {**rec, "games_folder": self.rel(str(dst))}
 
     def _with_kept_games(self, g: int, info: dict) -> dict:

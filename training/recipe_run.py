@@ -48,6 +48,8 @@ from .recipe_plan import PlanMixin
 from .recipe_publish import PublishMixin, plot_ladder  # noqa: F401  (re-exported)
 from .recipe_util import LADDER_FIELDS, LINEAGE_FILE, STAGES, relative_paths, sha256  # noqa: F401  (re-exported)
 
+PID_FILE = "loop.pid"  # the live loop of a run folder
+
 
 @contextlib.contextmanager
 def terminate_as_interrupt():
@@ -295,8 +297,30 @@ class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
                      f"folder began (so that the same command resumes a killed run), and generation {stop_after} is "
                      f"done; --generations {self.state['generation'] - first + 1} runs generation "
                      f"{self.state['generation']}")
-        with terminate_as_interrupt():
-            self._run_stages(stop_after)
+        pid_file = os.path.join(self.dir, PID_FILE)  # what --promote checks before it writes the state
+        atomic_write(pid_file, f"{os.getpid()}\n")
+        try:
+            with terminate_as_interrupt():
+                self._run_stages(stop_after)
+        finally:
+            if self.running_loop() is None and os.path.exists(pid_file):
+                os.unlink(pid_file)
+
+    def running_loop(self) -> int | None:
+        """The pid of another live process running this run folder's loop (its ``loop.pid``), else None."""
+        try:
+            pid = int(open(os.path.join(self.dir, PID_FILE)).read().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+        if pid == os.getpid():
+            return None
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            pass
+        return pid
 
     def _count_time(self, state: dict, g: int, stage: str, spent: float) -> None:
         """Add ``spent`` seconds of ``stage`` to generation ``g``'s stage seconds and the run's core-hours."""
