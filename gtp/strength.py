@@ -92,6 +92,14 @@ def match_command(line: dict, folder: str, komi: float, parts: int = 1) -> list[
     return cmd + (["--time", line["time"], "--replay-time-losses"] if line.get("time") else []) + line.get("extra", [])
 
 
+def shown_command(cmd: list[str]) -> str:
+    """``cmd`` as one shell line for the summary and the table, the user's home folder written ``~`` (a built
+    Pachi lives under ``~/.cache/azgo``): the committed records name no machine's paths."""
+    home = os.path.expanduser("~").rstrip("/")
+    line = shlex.join(cmd)
+    return line.replace(home + "/", "~/") if home else line
+
+
 def parts_per_line(parallel: int, lines: int) -> int:
     """Sub-lines of each line so that ``parallel`` games run at once: 1 when the lines alone fill them."""
     return max(1, parallel // max(1, lines))
@@ -108,13 +116,13 @@ def run_line(name: str, line: dict, out: str, komi: float, parts: int = 1) -> di
         raise SystemExit(f"{name}: azgo match failed (see {folder}/match.log)")
     summary = res.stdout.strip()
     with open(os.path.join(folder, "summary.txt"), "w") as f:
-        f.write(shlex.join(cmd) + "\n" + summary + "\n")
+        f.write(shown_command(cmd) + "\n" + summary + "\n")
     m = re.search(r"(\d+) games, azgo won ([\d.]+), .* won ([\d.]+), draws (\d+)", summary)
     rate = re.search(r"win rate of azgo: ([\d.]+)% \(95% interval ([\d.]+)% - ([\d.]+)%\)", summary)
     el = re.search(r"Elo difference: (\S+) \(95% interval (\S+) \.\. (\S+)\)", summary)
     spm = re.search(r"seconds per move: azgo ([\d.]+) .*?, .* ([\d.]+) \(\d+ moves\)$", summary, re.M)
     print(f"{name}: {summary.splitlines()[0]} ({time.time() - t:.0f} s)", file=sys.stderr, flush=True)
-    return dict(line, name=name, cmd=shlex.join(cmd), games=int(m[1]), wins=m[2], losses=m[3], draws=int(m[4]),
+    return dict(line, name=name, cmd=shown_command(cmd), games=int(m[1]), wins=m[2], losses=m[3], draws=int(m[4]),
                 rate=rate[1], lo=rate[2], hi=rate[3], elo=el[1], elo_lo=el[2], elo_hi=el[3],
                 spm=f"{spm[1]} / {spm[2]}" if spm else "-")
 

@@ -74,3 +74,12 @@ def test_a_lone_line_is_split_to_fill_the_parallel_games(tmp_path):
     two = match_command(line, str(tmp_path), komi=7.0, parts=2)
     assert two[two.index("--parallel") + 1] == "2"
     assert "--parallel" not in match_command(line, str(tmp_path), komi=7.0)
+
+
+def test_the_commands_kept_in_a_lines_records_write_the_home_folder_as_a_tilde(monkeypatch, tmp_path):
+    """summary.txt and table.md are committed: a Pachi built under the home folder is shown as ``~/...``."""
+    from azgo.gtp.strength import shown_command
+    monkeypatch.setenv("HOME", str(tmp_path / "me"))
+    cmd = ["azgo", "match", "-b", f"{tmp_path}/me/.cache/azgo/pachi threads=1", "--sgf-dir", "out dir"]
+    assert shown_command(cmd) == "azgo match -b '~/.cache/azgo/pachi threads=1' --sgf-dir 'out dir'"
+    assert shown_command(["gnugo", "--level", "10"]) == "gnugo --level 10"
