@@ -55,7 +55,7 @@ def _fsync_folder(folder: Path) -> None:
 _TMP_NAME = re.compile(r"^\..+\.(\d+)-[0-9a-f]{8}\.tmp")
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     """Whether a process with id ``pid`` runs on this machine (True when that cannot be told)."""
     if pid == os.getpid():
         return True
@@ -82,7 +82,7 @@ def remove_orphans(folder: str | os.PathLike, name: str | None = None) -> list[P
         return out
     for entry in names:
         m = _TMP_NAME.match(entry)
-        if m and (name is None or entry.startswith(f".{name}.")) and not _alive(int(m.group(1))):
+        if m and (name is None or entry.startswith(f".{name}.")) and not pid_alive(int(m.group(1))):
             path = Path(folder) / entry
             try:
                 path.unlink()

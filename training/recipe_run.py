@@ -39,7 +39,7 @@ import sys
 import threading
 import time
 
-from azgo.engine.atomic import atomic_copy, atomic_write, remove_orphans
+from azgo.engine.atomic import atomic_copy, atomic_write, pid_alive, remove_orphans
 
 from .recipe import Recipe, RecipeError
 from .recipe_data import DataMixin
@@ -312,15 +312,7 @@ class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
             pid = int(open(os.path.join(self.dir, PID_FILE)).read().split()[0])
         except (OSError, ValueError, IndexError):
             return None
-        if pid == os.getpid():
-            return None
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return None
-        except PermissionError:
-            pass
-        return pid
+        return pid if pid != os.getpid() and pid_alive(pid) else None
 
     def _count_time(self, state: dict, g: int, stage: str, spent: float) -> None:
         """Add ``spent`` seconds of ``stage`` to generation ``g``'s stage seconds and the run's core-hours."""
