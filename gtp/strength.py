@@ -26,13 +26,19 @@ Lines (names for ``--lines``):
 GNU Go runs with ``--capture-all-dead`` and Pachi with ``pass_all_alive``, so that neither passes with
 dead stones on the board: the match scores the final board by area, as it stands.
 
-Usage: azgo strength OUT [--games 100] [--pachi-games N] [--games13 40] [--games19 40] [--games19h 20]
+With ``--card nets/<name>.json`` every line's result goes into that network card's ``strength`` list (the
+record of the same games folder replaced), after a check before any game that the network azgo plays is the
+card's (same sha256). On a finished line's folder it plays no game and only records (``--resume``).
+
+Usage: azgo strength OUT [--card FILE] [--games 100] [--pachi-games N] [--games13 40] [--games19 40] [--games19h 20]
        [--seconds 1] [--net FILE] [--lines gnugo9,pachi9,gnugo13,gnugo19] [--parallel 2] [--azgo-args "--score-utility 0.3"] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
 import re
 import shlex
@@ -40,6 +46,7 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from azgo.gtp.opponents import OpponentMissing, gnugo_command, pachi_binary
 
@@ -121,10 +128,68 @@ def run_line(name: str, line: dict, out: str, komi: float, parts: int = 1) -> di
     rate = re.search(r"win rate of azgo: ([\d.]+)% \(95% interval ([\d.]+)% - ([\d.]+)%\)", summary)
     el = re.search(r"Elo difference: (\S+) \(95% interval (\S+) \.\. (\S+)\)", summary)
     spm = re.search(r"seconds per move: azgo ([\d.]+) .*?, .* ([\d.]+) \(\d+ moves\)$", summary, re.M)
+    colours = re.search(r"as Black ([\d.]+)-([\d.]+), as White ([\d.]+)-([\d.]+)", summary)
     print(f"{name}: {summary.splitlines()[0]} ({time.time() - t:.0f} s)", file=sys.stderr, flush=True)
-    return dict(line, name=name, cmd=shown_command(cmd), games=int(m[1]), wins=m[2], losses=m[3], draws=int(m[4]),
-                rate=rate[1], lo=rate[2], hi=rate[3], elo=el[1], elo_lo=el[2], elo_hi=el[3],
-                spm=f"{spm[1]} / {spm[2]}" if spm else "-")
+    return dict(line, name=name, cmd=shown_command(cmd), folder=folder, games=int(m[1]), wins=m[2], losses=m[3],
+                draws=int(m[4]), rate=rate[1], lo=rate[2], hi=rate[3], elo=el[1], elo_lo=el[2], elo_hi=el[3],
+                spm=f"{spm[1]} / {spm[2]}" if spm else "-",
+                seconds_per_move={"azgo": float(spm[1]), "opponent": float(spm[2])} if spm else {},
+                by_colour={"black": [float(colours[1]), float(colours[1]) + float(colours[2])],
+                           "white": [float(colours[3]), float(colours[3]) + float(colours[4])]} if colours else {})
+
+
+def line_network(args, line: dict) -> Path:
+    """The network file azgo plays in ``line``: ``--net``, else the packaged one of the line's board size."""
+    from azgo.nets.registry import default_net_path, resolve_net
+    return resolve_net(args.net) if args.net else default_net_path(line["size"])
+
+
+def check_card(card_file: str, networks: dict[str, Path]) -> dict:
+    """The card at ``card_file``, after checking that every line (name -> the network file azgo plays there)
+    measures the card's network (the same sha256; azgo may run its int8 copy). Exits with the reason if not."""
+    try:
+        card = json.loads(Path(card_file).read_text())
+    except (OSError, ValueError) as e:
+        sys.exit(f"azgo strength: --card {card_file}: not a readable card ({e})")
+    if not isinstance(card, dict) or not isinstance(card.get("sha256"), str):
+        sys.exit(f"azgo strength: --card {card_file}: not a network card (no sha256)")
+    for name, net in networks.items():
+        digest = hashlib.sha256(net.read_bytes()).hexdigest()
+        if digest != card["sha256"]:
+            sys.exit(f"azgo strength: line {name} plays {net} (sha256 {digest[:12]}), not the network of "
+                     f"{card_file} (sha256 {card['sha256'][:12]}): nothing played")
+    return card
+
+
+def card_record(row: dict, args, komi: float, card_file: str) -> dict:
+    """One line's result as a card's strength record (`azgo.nets.card.StrengthLine`), its games folder relative
+    to the folder above the card's (the repository root for ``nets/<name>.json``)."""
+    from azgo.gtp.match import elo, wilson
+    wins, losses, draws, games = float(row["wins"]), float(row["losses"]), row["draws"], row["games"]
+    score = (wins + 0.5 * draws) / games if games else 0.0
+    lo, hi = wilson(wins + 0.5 * draws, games)
+    root = Path(card_file).resolve().parent.parent
+    seconds = float(row["time"].split()[2]) if row.get("time") else args.seconds
+    folder = os.path.relpath(Path(row["folder"]).resolve(), root)  # no machine's path in a committed card
+    return dict(
+        line=row["name"], opponent=row["opponent"], size=row["size"], games=games, wins=wins, losses=losses,
+        draws=draws, interval=[round(lo, 4), round(hi, 4)], elo=round(elo(score), 1) if 0 < score < 1 else None,
+        command=row["cmd"].replace(row["folder"], folder) if os.path.isabs(row["folder"]) else row["cmd"],
+        games_folder=folder,
+        threads=(os.cpu_count() or 1) if args.threads == "auto" else int(args.threads), seconds=seconds,
+        komi=row.get("komi", komi), handicap=2 if row["name"] == "gnugo19h2" else 0,
+        seconds_per_move=row["seconds_per_move"], by_colour=row["by_colour"], score=round(score, 4))
+
+
+def record_in_card(card_file: str, record: dict) -> None:
+    """Put ``record`` into the card at ``card_file`` (replacing the record of the same games folder), atomically."""
+    from azgo.engine.atomic import atomic_write
+    from azgo.nets.card import validate_card, with_strength_line
+    card = with_strength_line(json.loads(Path(card_file).read_text()), record)
+    problems = validate_card(card)
+    if problems:
+        sys.exit(f"azgo strength: the card would not validate, left as it was: {'; '.join(problems)}")
+    atomic_write(card_file, json.dumps(card, indent=2) + "\n")
 
 
 def main(argv=None) -> int:
@@ -145,6 +210,8 @@ def main(argv=None) -> int:
                     "into sub-lines when there are fewer lines")
     ap.add_argument("--threads", default=None, help="azgo's --threads (and Pachi's threads): default 1 when games "
                     "run in parallel (a core per game), else auto (every core: azgo's default)")
+    ap.add_argument("--card", help="record every line in this network card's strength list (e.g. nets/large19.json; "
+                    "refused unless the network played is the card's): a line played again or on replaces its record")
     ap.add_argument("--quick", action="store_true", help="2 games per line, 0.2 s per move (a smoke run)")
     args = ap.parse_args(argv)
     if args.quick:
@@ -158,6 +225,8 @@ def main(argv=None) -> int:
         args.threads = "1" if args.parallel > 1 else "auto"
     os.makedirs(args.out, exist_ok=True)
     table = lines(args)
+    if args.card:
+        check_card(args.card, {name: line_network(args, line) for name, line in table.items()})
     parts = parts_per_line(args.parallel, len(table))
     with ThreadPoolExecutor(max(1, min(args.parallel, len(table)))) as pool:
         rows = list(pool.map(lambda kv: run_line(kv[0], kv[1], args.out, args.komi, parts), table.items()))
@@ -173,6 +242,10 @@ def main(argv=None) -> int:
     with open(os.path.join(args.out, "table.md"), "w") as f:
         f.write("\n".join(md) + "\n")
     print("\n".join(md))
+    if args.card:
+        for r in rows:
+            record_in_card(args.card, card_record(r, args, args.komi, args.card))
+        print(f"recorded {len(rows)} line(s) in {args.card}", file=sys.stderr)
     for r in rows:
         print(f"RESULT winrate_{r['name']} {float(r['rate']) / 100:.3f}")
     return 0

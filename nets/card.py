@@ -5,7 +5,8 @@ commands, data, hours; with relative paths only) and how strong it is: ``strengt
 `StrengthLine` records, one per measured line (opponent, board, time, games, wins, losses, draws, the 95%
 Wilson interval, Elo, the exact command and the folder of its games), or the string ``"untrained"``.
 Free text about the lines goes in ``strength_notes``. ``validate_card`` lists what is wrong with a card
-(missing or mistyped fields, counts that do not add up, an absolute path anywhere in it).
+(missing or mistyped fields, counts that do not add up, an absolute path anywhere in it); ``with_strength_line``
+puts a measured line into a card (``azgo strength --card``).
 Standard library only.
 """
 
@@ -126,3 +127,23 @@ def validate_card(card: Any) -> list[str]:
             out += strength_problems(line, f"strength[{i}]")
     out += [f"absolute path in {p}" for p in absolute_paths(card)]
     return out
+
+
+def with_strength_line(card: dict, record: dict) -> dict:
+    """A copy of ``card`` whose ``strength`` list holds ``record`` (a `StrengthLine` as a dict): in the place of
+    the record with the same ``games_folder`` (a line played on, or recorded again), else appended.
+
+    Raises ``ValueError`` naming what is wrong with ``record``.
+    """
+    problems = strength_problems(record)
+    if problems:
+        raise ValueError("; ".join(problems))
+    old = card.get("strength")
+    lines = list(old) if isinstance(old, list) else []
+    at = next((i for i, line in enumerate(lines) if isinstance(line, dict)
+               and line.get("games_folder") == record["games_folder"]), None)
+    if at is None:
+        lines.append(dict(record))
+    else:
+        lines[at] = dict(record)
+    return dict(card, strength=lines)

@@ -2,12 +2,14 @@
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from azgo.gtp.opponents import OpponentMissing, gnugo_binary, pachi_binary
 
 AZGO = [sys.executable, "-m", "azgo.gtp.cli"]
+NETS_CARD = Path(__file__).resolve().parent.parent / "nets" / "large19.json"
 
 try:
     gnugo_binary()
@@ -83,3 +85,56 @@ def test_the_commands_kept_in_a_lines_records_write_the_home_folder_as_a_tilde(m
     cmd = ["azgo", "match", "-b", f"{tmp_path}/me/.cache/azgo/pachi threads=1", "--sgf-dir", "out dir"]
     assert shown_command(cmd) == "azgo match -b '~/.cache/azgo/pachi threads=1' --sgf-dir 'out dir'"
     assert shown_command(["gnugo", "--level", "10"]) == "gnugo --level 10"
+
+
+def _row(tmp_path, **kw):
+    row = dict(name="pachi19", opponent="Pachi 11.99, the same clock (1 s byo-yomi)", size=19, time="byoyomi 0 1 3",
+               cmd="azgo match -a 'azgo gtp --seconds 1 --threads 1 --lag 0.1' -b pachi", folder=str(tmp_path / "out" / "pachi19"),
+               games=20, wins="15", losses="4", draws=1, seconds_per_move={"azgo": 0.73, "opponent": 0.8},
+               by_colour={"black": [8.0, 10.0], "white": [7.5, 10.0]})
+    return dict(row, **kw)
+
+
+def test_a_line_becomes_a_card_record_that_replaces_its_older_record(tmp_path):
+    """--card: the line's result as a StrengthLine record (valid, folder relative to the card's repository), put
+    in place of the record of the same games folder, appended otherwise; a record that does not add up is refused."""
+    import argparse
+    import json
+    from azgo.gtp.strength import card_record, record_in_card
+    from azgo.nets.card import validate_card
+    (tmp_path / "nets").mkdir()
+    card_file = tmp_path / "nets" / "n.json"
+    card = json.loads((NETS_CARD).read_text())
+    card_file.write_text(json.dumps(card))
+    args = argparse.Namespace(threads="1", seconds=1.0)
+    rec = card_record(_row(tmp_path), args, 7.5, str(card_file))
+    assert rec["games_folder"] == "out/pachi19" and rec["seconds"] == 1.0 and rec["threads"] == 1
+    moved = card_record(_row(tmp_path, cmd=f"azgo match --sgf-dir {tmp_path}/out/pachi19"), args, 7.5, str(card_file))
+    assert moved["command"] == "azgo match --sgf-dir out/pachi19"  # the folder as the card's repository names it
+    assert rec["score"] == 0.775 and rec["interval"][0] < 0.775 < rec["interval"][1] and rec["elo"] > 0
+    record_in_card(str(card_file), rec)
+    after = json.loads(card_file.read_text())
+    assert validate_card(after) == [] and len(after["strength"]) == len(card["strength"]) + 1
+    assert after["strength"][-1]["wins"] == 15.0
+    record_in_card(str(card_file), card_record(_row(tmp_path, games=40, wins="35", losses="4"), args, 7.5,
+                                                str(card_file)))
+    again = json.loads(card_file.read_text())
+    assert len(again["strength"]) == len(after["strength"]) and again["strength"][-1]["games"] == 40
+    sweep = card_record(_row(tmp_path, wins="20", losses="0", draws=0), args, 7.5, str(card_file))
+    assert sweep["elo"] is None  # 20 of 20 has no finite Elo
+    with pytest.raises(ValueError, match="!= games"):
+        from azgo.nets.card import with_strength_line
+        with_strength_line(card, dict(rec, wins=30.0))
+
+
+def test_a_card_of_another_network_is_refused_before_any_game(tmp_path):
+    from azgo.gtp.strength import check_card
+    net = tmp_path / "x.onnx"
+    net.write_bytes(b"not the card's network")
+    with pytest.raises(SystemExit, match="not the network of"):
+        check_card(str(NETS_CARD), {"gnugo19": net})
+    with pytest.raises(SystemExit, match="not a readable card"):
+        check_card(str(tmp_path / "none.json"), {"gnugo19": net})
+    import json
+    card = json.loads(NETS_CARD.read_text())
+    assert check_card(str(NETS_CARD), {"gnugo19": NETS_CARD.with_name(card["file"])})["sha256"] == card["sha256"]
