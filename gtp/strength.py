@@ -7,7 +7,8 @@ Markdown table (raw counts, win rate with the 95% Wilson interval, Elo, and the 
 engine has a core to itself while it thinks; with ``--parallel 1`` azgo runs with its default
 ``--threads auto`` and Pachi with as many threads): with as many lines as that or more, the lines run side by
 side; with fewer, each line is split into sub-lines (``azgo match --parallel``, games in
-``OUT/<line>/part<k>``). A killed run goes on where it stopped (``azgo match --resume``). A game in which the
+``OUT/<line>/part<k>``). A killed run goes on where it stopped (``azgo match --resume``; with the same ``--parallel``, which decides
+the sub-lines: another one is refused before any game). A game in which the
 opponent's program died is void and played again (``--replay-crashes b``: GNU Go 3.8 segfaults now and then on
 19x19); a crash of azgo loses. Under a clock a game lost on time is void and played again
 (``--replay-time-losses``, at most 3 tries, then the flag counts): on a shared machine a flag measures the load.
@@ -110,6 +111,22 @@ def shown_command(cmd: list[str]) -> str:
 def parts_per_line(parallel: int, lines: int) -> int:
     """Sub-lines of each line so that ``parallel`` games run at once: 1 when the lines alone fill them."""
     return max(1, parallel // max(1, lines))
+
+
+def layout_problem(folder: str, parts: int) -> str | None:
+    """Why a line's folder cannot be resumed with ``parts`` sub-lines (None: it can): a line played as sub-lines
+    keeps its games in ``part<k>/``, one played whole in the folder itself, and ``--parallel`` decides which."""
+    if not os.path.isdir(folder):
+        return None
+    whole = any(re.fullmatch(r"game\d+\.sgf", f) for f in os.listdir(folder))
+    split = sorted(f for f in os.listdir(folder) if re.fullmatch(r"part\d+", f))
+    if parts == 1 and split:
+        return f"{folder} was played as {len(split)} sub-lines ({', '.join(split)}): resume it with --parallel {len(split)}"
+    if parts > 1 and whole:
+        return f"{folder} holds a line played whole (game*.sgf): resume it with --parallel 1"
+    if parts > 1 and split and len(split) != parts:
+        return f"{folder} was played as {len(split)} sub-lines: resume it with --parallel {len(split)}"
+    return None
 
 
 def run_line(name: str, line: dict, out: str, komi: float, parts: int = 1) -> dict:
@@ -225,9 +242,13 @@ def main(argv=None) -> int:
         args.threads = "1" if args.parallel > 1 else "auto"
     os.makedirs(args.out, exist_ok=True)
     table = lines(args)
+    parts = parts_per_line(args.parallel, len(table))
+    for name in table:  # before any game: another --parallel would start the line again beside its games
+        problem = layout_problem(os.path.join(args.out, name), parts)
+        if problem:
+            sys.exit(f"azgo strength: {problem} (nothing played)")
     if args.card:
         check_card(args.card, {name: line_network(args, line) for name, line in table.items()})
-    parts = parts_per_line(args.parallel, len(table))
     with ThreadPoolExecutor(max(1, min(args.parallel, len(table)))) as pool:
         rows = list(pool.map(lambda kv: run_line(kv[0], kv[1], args.out, args.komi, parts), table.items()))
     md = ["| opponent | board | azgo per move | games | azgo won | lost | draws | win rate (95% interval) | Elo (95% interval) "

@@ -138,3 +138,31 @@ def test_a_card_of_another_network_is_refused_before_any_game(tmp_path):
     import json
     card = json.loads(NETS_CARD.read_text())
     assert check_card(str(NETS_CARD), {"gnugo19": NETS_CARD.with_name(card["file"])})["sha256"] == card["sha256"]
+
+
+def test_a_line_is_resumed_only_with_the_parallel_it_was_played_with(tmp_path):
+    """A line split into part0/part1 (--parallel 2) resumed with --parallel 1 would start 40 new games beside
+    them in the folder itself: refused before any game, naming the --parallel to use."""
+    from azgo.gtp.strength import layout_problem
+    split = tmp_path / "gnugo13"
+    (split / "part0").mkdir(parents=True)
+    (split / "part1").mkdir()
+    assert "--parallel 2" in layout_problem(str(split), 1)
+    assert layout_problem(str(split), 2) is None
+    assert "--parallel 2" in layout_problem(str(split), 4)
+    whole = tmp_path / "pachi9"
+    whole.mkdir()
+    (whole / "game0000.sgf").write_text("(;GM[1]SZ[9])")
+    assert "--parallel 1" in layout_problem(str(whole), 2) and layout_problem(str(whole), 1) is None
+    assert layout_problem(str(tmp_path / "new"), 2) is None
+
+
+@needs_gnugo
+def test_azgo_strength_refuses_another_parallel_before_any_game(tmp_path):
+    split = tmp_path / "gnugo13"
+    (split / "part0").mkdir(parents=True)
+    (split / "part1").mkdir()
+    out = subprocess.run(AZGO + ["strength", str(tmp_path), "--lines", "gnugo13", "--parallel", "1", "--threads", "1"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0 and "resume it with --parallel 2" in out.stderr
+    assert not list(split.glob("game*.sgf"))
