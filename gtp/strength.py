@@ -88,8 +88,8 @@ def lines(args) -> dict[str, dict]:
         table["gnugo19"] = dict(opponent="GNU Go 3.8 level 10", size=19, games=args.games19, b=gnugo_level10(), a=azgo)
     if "gnugo19h2" in args.lines:
         table["gnugo19h2"] = dict(opponent="GNU Go 3.8 level 10 taking 2 stones (azgo White, komi 0.5)", size=19,
-                                  games=args.games19h, b=gnugo_level10(), a=azgo, komi=0.5,
-                                  extra=["--handicap", "2", "--a-colour", "white"])
+                                  games=args.games19h, b=gnugo_level10(), a=azgo, komi=0.5, handicap=2,
+                                  extra=["--a-colour", "white"])
     return table
 
 
@@ -97,7 +97,8 @@ def match_command(line: dict, folder: str, komi: float, parts: int = 1) -> list[
     cmd = ["azgo", "match", "-a", line["a"], "-b", line["b"], "-n", str(line["games"]), "--size", str(line["size"]),
            "--komi", f"{line.get('komi', komi):g}", "--sgf-dir", folder, "--name-a", "azgo", "--resume",
            "--replay-crashes", "b"] + (["--parallel", str(parts)] if parts > 1 else [])
-    return cmd + (["--time", line["time"], "--replay-time-losses"] if line.get("time") else []) + line.get("extra", [])
+    return (cmd + (["--time", line["time"], "--replay-time-losses"] if line.get("time") else [])
+            + (["--handicap", str(line["handicap"])] if line.get("handicap") else []) + line.get("extra", []))
 
 
 def shown_command(cmd: list[str]) -> str:
@@ -170,8 +171,11 @@ def check_card(card_file: str, networks: dict[str, Path]) -> dict:
         sys.exit(f"azgo strength: --card {card_file}: not a readable card ({e})")
     if not isinstance(card, dict) or not isinstance(card.get("sha256"), str):
         sys.exit(f"azgo strength: --card {card_file}: not a network card (no sha256)")
+    digests: dict[Path, str] = {}  # lines of one board size play one file: hash it once
     for name, net in networks.items():
-        digest = hashlib.sha256(net.read_bytes()).hexdigest()
+        if net not in digests:
+            digests[net] = hashlib.sha256(net.read_bytes()).hexdigest()
+        digest = digests[net]
         if digest != card["sha256"]:
             sys.exit(f"azgo strength: line {name} plays {net} (sha256 {digest[:12]}), not the network of "
                      f"{card_file} (sha256 {card['sha256'][:12]}): nothing played")
@@ -194,7 +198,7 @@ def card_record(row: dict, args, komi: float, card_file: str) -> dict:
         command=row["cmd"].replace(row["folder"], folder) if os.path.isabs(row["folder"]) else row["cmd"],
         games_folder=folder,
         threads=(os.cpu_count() or 1) if args.threads == "auto" else int(args.threads), seconds=seconds,
-        komi=row.get("komi", komi), handicap=2 if row["name"] == "gnugo19h2" else 0,
+        komi=row.get("komi", komi), handicap=row.get("handicap", 0),
         seconds_per_move=row["seconds_per_move"], by_colour=row["by_colour"], score=round(score, 4))
 
 
