@@ -38,7 +38,6 @@ Usage: azgo strength OUT [--card FILE] [--games 100] [--pachi-games N] [--games1
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import re
@@ -50,6 +49,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from azgo.gtp.opponents import OpponentMissing, gnugo_command, pachi_binary
+from azgo.nets.card import file_sha256
 
 
 
@@ -174,7 +174,7 @@ def check_card(card_file: str, networks: dict[str, Path]) -> dict:
     digests: dict[Path, str] = {}  # lines of one board size play one file: hash it once
     for name, net in networks.items():
         if net not in digests:
-            digests[net] = hashlib.sha256(net.read_bytes()).hexdigest()
+            digests[net] = file_sha256(net)
         digest = digests[net]
         if digest != card["sha256"]:
             sys.exit(f"azgo strength: line {name} plays {net} (sha256 {digest[:12]}), not the network of "

@@ -6,13 +6,15 @@ commands, data, hours; with relative paths only) and how strong it is: ``strengt
 Wilson interval, Elo, the exact command and the folder of its games), or the string ``"untrained"``.
 Free text about the lines goes in ``strength_notes``. ``validate_card`` lists what is wrong with a card
 (missing or mistyped fields, counts that do not add up, an absolute path anywhere in it); ``with_strength_line``
-puts a measured line into a card (``azgo strength --card``).
+puts a measured line into a card (``azgo strength --card``); ``file_sha256`` is the hash every card and log uses.
 Standard library only.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
+import os
 import re
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
@@ -23,6 +25,17 @@ REQUIRED = {
     "params": int, "file_size_bytes": int, "provenance": dict, "training": (str, dict), "strength": (str, list),
     "created_utc": str,
 }
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """The sha256 (hex) of a file's bytes: the hash a card gives for its network (``sha256``, ``int8.sha256``)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 _ABSOLUTE = re.compile(r"(?:^|[\s'\"=(:,])(/(?:home|root|work|tmp|Users|mnt|var)/[^\s'\")]*)")
 
 

@@ -44,7 +44,6 @@ project machines have none).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 from collections import OrderedDict
@@ -57,6 +56,7 @@ import onnxruntime as ort
 
 from azgo.engine import symmetry as sym
 from azgo.engine.planes import FEATURE_VERSION, NUM_PLANES
+from azgo.nets.card import file_sha256
 from azgo.nets.registry import NetError
 
 __all__ = ["EvalConfig", "Evaluation", "NetError", "OnnxEvaluator", "choose_providers", "masked_softmax",
@@ -159,7 +159,7 @@ def _made_from(session, fp32_path: Path) -> bool:
         source = json.loads(meta.get("azgo_calibration", "{}")).get("fp32_sha256")
     except ValueError:
         return False
-    return source == hashlib.sha256(fp32_path.read_bytes()).hexdigest()
+    return source == file_sha256(fp32_path)
 
 
 def _announce(device: str, provider: str, why: str) -> None:
@@ -387,7 +387,7 @@ class OnnxEvaluator:
         """The sha256 of the file that runs (the int8 copy when that is what runs): the hash its card gives
         (``sha256``, ``int8.sha256`` or ``int8_vnni.sha256``), so a log names the network exactly."""
         if getattr(self, "_file_sha256", None) is None:
-            self._file_sha256 = hashlib.sha256(Path(self.path).read_bytes()).hexdigest()
+            self._file_sha256 = file_sha256(self.path)
         return self._file_sha256
 
     def describe(self) -> str:

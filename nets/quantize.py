@@ -27,7 +27,6 @@ where ``positions.npy`` holds float32 planes ``[n, 26, N, N]`` of real positions
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import tempfile
@@ -38,6 +37,7 @@ import numpy as np
 
 from azgo.engine.atomic import atomic_target
 from azgo.engine.planes import NUM_PLANES, ON_BOARD_PLANE
+from azgo.nets.card import file_sha256
 from azgo.nets.registry import NetError
 from azgo.nets.evaluator import int8_sibling, int8_vnni_sibling
 
@@ -190,7 +190,7 @@ def _calibration_record(fp32_path: Path, arrays: list[np.ndarray], note: str, ke
         "method": method,
         "positions": int(sum(len(a) for a in arrays)),
         "board_sizes": sorted({int(a.shape[-1]) for a in arrays}),
-        "fp32_sha256": hashlib.sha256(fp32_path.read_bytes()).hexdigest(),
+        "fp32_sha256": file_sha256(fp32_path),
         "note": note,
         "default_fp32": default_fp32,
         "int8_ops": list(MATRIX_OPS) if default_fp32 else "all",

@@ -5,9 +5,10 @@
 - ``crash``: dies at its first genmove (once: the file MARKER records that it has), then passes;
 - ``slow``: takes 1.5 s over its first genmove (once, as ``crash``), then passes;
 - ``die``: dies at every genmove;
-- ``junk``: answers every genmove with a vertex off any board (``Z99``).
+- ``junk``: answers every genmove with a vertex off any board (``Z99``);
+- ``hang``: writes its process id into MARKER at its first genmove and never answers it.
 
-``name`` answers passer, crasher, slowpoke, dier or junker.
+``name`` answers passer, crasher, slowpoke, dier, junker or hanger.
 """
 
 import os
@@ -19,7 +20,7 @@ PATH = os.path.abspath(__file__)  # for the tests: the command line is ``python 
 
 def main() -> None:
     marker, mode = sys.argv[1], sys.argv[2]
-    names = {"pass": "passer", "crash": "crasher", "slow": "slowpoke", "die": "dier", "junk": "junker"}
+    names = {"pass": "passer", "crash": "crasher", "slow": "slowpoke", "die": "dier", "junk": "junker", "hang": "hanger"}
     for line in sys.stdin:
         cmd = line.split()
         if not cmd:
@@ -32,6 +33,11 @@ def main() -> None:
         elif cmd[0] == "genmove":
             if mode == "die":
                 os._exit(3)
+            if mode == "hang":
+                with open(marker + ".tmp", "w") as fh:
+                    fh.write(str(os.getpid()))
+                os.replace(marker + ".tmp", marker)
+                time.sleep(3600)
             if mode in ("crash", "slow") and not os.path.exists(marker):
                 open(marker, "w").close()
                 if mode == "crash":

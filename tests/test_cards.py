@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from azgo.nets.card import absolute_paths, strength_problems, validate_card
+from azgo.nets.card import absolute_paths, file_sha256, strength_problems, validate_card
 
 NETS = Path(__file__).resolve().parent.parent / "nets"
 CARDS = sorted(p for p in NETS.glob("*.json") if p.name != "registry.json")
@@ -37,3 +37,16 @@ def test_the_validator_finds_what_is_wrong():
         "a[0]: /home/me/x.onnx", "/mnt/k (key): /mnt/k"]
     missing = {k: v for k, v in good.items() if k != "params"}
     assert "params: missing" in validate_card(missing)
+
+
+@pytest.mark.parametrize("path", CARDS, ids=[p.name for p in CARDS])
+def test_every_shipped_card_names_its_files_by_their_hash(path):
+    """The card's ``sha256`` (and its int8 copy's, where the card names one beside it) is the file's, read by
+    the one hash function that logs, cards and ``azgo strength --card`` use."""
+    import hashlib
+    card = json.loads(path.read_text())
+    onnx = path.with_suffix(".onnx")
+    assert file_sha256(onnx) == card["sha256"] == hashlib.sha256(onnx.read_bytes()).hexdigest()
+    int8 = card.get("int8")
+    if isinstance(int8, dict) and int8.get("sha256") and int8.get("file") and (NETS / int8["file"]).exists():
+        assert file_sha256(NETS / int8["file"]) == int8["sha256"]

@@ -284,9 +284,13 @@ def test_gtp2ogs_chat_lines(chat):
         azgo.send("boardsize 9")
         azgo.send("clear_board")
         azgo.send("komi 7")
-        for black in ("e5", "c3", "g7"):
+        taken: set[str] = set()
+        for _ in range(3):
+            # black's move: the first candidate point still empty (white's replies are the engine's own choice)
+            black = next(p for p in ("e5", "c3", "g7", "c7", "g3", "e3") if p not in taken)
             azgo.send(f"play black {black}")
             played.append(azgo.send("genmove white"))
+            taken |= {black, played[-1].lower()}
     finally:
         azgo.close()
     chats = [m for m in (GTP2OGS_CHAT.search(line) for line in azgo.stderr_lines) if m]

@@ -69,3 +69,38 @@ def test_from_log_matches_each_game_to_its_run_of_logged_moves(tmp_path):
     assert second == [(1, -3.0), (3, -12.0)] and at == 5
     missing, at2 = L.logged_curve(load_sgf(str(tmp_path / "game0000.sgf")), WHITE, lines, at)
     assert missing == [] and at2 == at  # not in the rest of the log
+
+
+# ------------------------------------------------------------------ benchmarks/point_flow.py
+PF_SPEC = importlib.util.spec_from_file_location(
+    "point_flow", Path(__file__).resolve().parent.parent / "benchmarks" / "point_flow.py")
+PF = importlib.util.module_from_spec(PF_SPEC)
+PF_SPEC.loader.exec_module(PF)
+
+
+def test_point_flow_phases_are_shares_of_the_board():
+    assert [PF.phase_of(k, 19) for k in (0, 54, 55, 126, 127, 198, 199, 270, 271, 400)] == \
+        [0, 0, 1, 1, 2, 2, 3, 3, 4, 4]
+    assert [PF.phase_of(k, 9) for k in (0, 12, 13, 60, 61)] == [0, 0, 1, 3, 4]
+
+
+def test_point_flow_credits_each_change_to_the_phase_it_happened_in():
+    # 9x9: phases begin at moves 13, 29, 45, 61; the lead goes +2 -> +10 in the opening, down 15 in the middle
+    curve = [(0, 2.0), (10, 10.0), (40, -5.0), (50, -4.0)]
+    assert PF.flow(curve, 9) == [8.0, None, -15.0, 1.0, None]
+    assert sum(x for x in PF.flow(curve, 9) if x is not None) == curve[-1][1] - curve[0][1]
+    # azgo's own lead beside GNU Go's, at the same move or the next (its move after the opponent's)
+    over = PF.overestimates(curve, [(1, 3.0), (41, 20.0), (52, 0.0)], 9)
+    assert over == [[1.0], [], [25.0], [], []]
+
+
+def test_point_flow_referee_reads_every_sample_from_one_process(tmp_path, gnugo_path):
+    # the same wall as above: Black ahead by about the wall's side, and it grows by one stone's worth
+    wall = "".join(f"[e{c}]" for c in "abcdefghi")
+    sgf = tmp_path / "setup.sgf"
+    sgf.write_text(f"(;GM[1]FF[4]SZ[9]KM[0.5]HA[2]RU[Chinese]AB{wall}PL[W];W[gg];B[cc];W[hh];B[gc])")
+    black = PF.referee_curve(str(sgf), [0, 2, 4], BLACK, gnugo_path)
+    white = PF.referee_curve(str(sgf), [0, 2, 4], WHITE, gnugo_path)
+    assert [k for k, _ in black] == [0, 2, 4]
+    assert all(v > 5 for _, v in black), black
+    assert white == [(k, -v) for k, v in black]

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
-import os
-from pathlib import Path
+from azgo.nets.card import file_sha256
 
 from .portable import portable_paths
 
@@ -14,8 +12,7 @@ LINEAGE_FILE = "lineage.json"
 STAGES = ("selfplay", "train", "export", "quantize", "gate", "anchors", "promote", "publish")  # of a generation
 
 
-def sha256(path: str | os.PathLike) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+sha256 = file_sha256  # a file's sha256 (hex), as the cards give it
 
 
 def relative_paths(obj, root: str, run_dir: str):

@@ -49,8 +49,15 @@ def default_concurrent_games(device: str) -> int:
     return GPU_CONCURRENT_GAMES if on_gpu else SelfPlayConfig.concurrent_games
 
 
-def _exit_on_sigterm(signum, frame) -> None:
-    raise SystemExit(0)
+_STOP = {"asked": False}  # set by SIGTERM in a worker process
+
+
+def _stop_on_sigterm(signum, frame) -> None:
+    """The first SIGTERM asks the worker to stop at its next check (between network calls), so that play()'s
+    cleanup closes outside opponents in order; a second one exits at once."""
+    if _STOP["asked"]:
+        raise SystemExit(0)
+    _STOP["asked"] = True
 
 
 def worker_main(worker: int, out_dir: str, net: str | None, archive: str | None, games: int, cfg: SelfPlayConfig,
@@ -59,10 +66,11 @@ def worker_main(worker: int, out_dir: str, net: str | None, archive: str | None,
     done = 0
     chunk = chunk or cfg.concurrent_games
     parent = os.getppid()
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)  # terminated: play()'s cleanup still stops outside opponents
+    _STOP["asked"] = False
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)  # terminated: stop between network calls, opponents closed
 
-    def orphaned() -> bool:  # the parent (azgo selfplay / azgo loop) was killed: stop, keep finished games
-        return os.getppid() != parent
+    def orphaned() -> bool:  # terminated, or the parent (azgo selfplay / azgo loop) was killed: stop, keep games
+        return _STOP["asked"] or os.getppid() != parent
     current, evaluator, ident, mtime = None, None, "", None
     round_no = 0
     while (games == 0 or done < games) and not orphaned():
