@@ -69,6 +69,22 @@ def lead_curve(rec, colour: int, evaluator, every: int, visits: int) -> list[tup
     return out
 
 
+def decided_games(folders, player: str):
+    """(path, record, azgo's colour, whether azgo won) of every readable SGF file under ``folders`` (sorted) that
+    ``player`` played and that has a winner."""
+    files = sorted(f for d in folders for f in glob.glob(os.path.join(d, "**", "*.sgf"), recursive=True))
+    for f in files:
+        try:
+            rec = load_sgf(f)
+        except SgfError:
+            continue
+        colour = azgo_colour(rec, player)
+        winner = rec.result[:1].upper()
+        if colour is None or winner not in ("B", "W"):
+            continue
+        yield f, rec, colour, (winner == "B") == (colour == BLACK)
+
+
 LOG_LINE = re.compile(r"azgo: (\S+) winrate [\d.]+%, lead ([+-]?\d+(?:\.\d+)?)")
 
 
@@ -130,7 +146,6 @@ def main() -> int:
     ap.add_argument("--from-log", action="store_true",
                     help="azgo's own leads from the games' engines.stderr.log, nothing searched")
     args = ap.parse_args()
-    files = sorted(f for d in args.folders for f in glob.glob(os.path.join(d, "**", "*.sgf"), recursive=True))
     evaluators: dict[int, OnnxEvaluator] = {}
     lost = passed = won = won_hit = agreed = refereed = 0
     exe = None
@@ -144,16 +159,7 @@ def main() -> int:
     logs: dict[str, list] = {}
     at: dict[str, int] = {}
     missing = 0
-    for f in files:
-        try:
-            rec = load_sgf(f)
-        except SgfError:
-            continue
-        colour = azgo_colour(rec, args.player)
-        winner = rec.result[:1].upper()
-        if colour is None or winner not in ("B", "W"):
-            continue
-        won_game = (winner == "B") == (colour == BLACK)
+    for f, rec, colour, won_game in decided_games(args.folders, args.player):
         if args.from_log:  # every game is matched, won or not, so that the log is read in order
             d = os.path.dirname(f)
             if d not in logs:

@@ -30,7 +30,6 @@ Usage: python3 benchmarks/point_flow.py FOLDER... [--player azgo] [--every 10] [
 from __future__ import annotations
 
 import argparse
-import glob
 import os
 import subprocess
 import sys
@@ -38,10 +37,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from lost_leads import azgo_colour, logged_curve, logged_leads, parse_estimate  # noqa: E402
+from lost_leads import decided_games, logged_curve, logged_leads, parse_estimate  # noqa: E402
 
 from azgo.engine.board import BLACK  # noqa: E402
-from azgo.engine.sgf import SgfError, load_sgf  # noqa: E402
 from azgo.gtp.opponents import OpponentMissing, gnugo_binary  # noqa: E402
 
 PHASES = ("opening", "early_middle", "middle", "late_middle", "endgame")
@@ -116,20 +114,11 @@ def main() -> int:
     except OpponentMissing as e:
         ap.error(str(e))
     every = 30 if args.quick else args.every
-    files = sorted(f for d in args.folders for f in glob.glob(os.path.join(d, "**", "*.sgf"), recursive=True))
     t0 = time.perf_counter()
     logs: dict[str, list] = {}
     at: dict[str, int] = {}
     rows = []  # (won, flow per phase, overestimates per phase)
-    for f in files:
-        try:
-            rec = load_sgf(f)
-        except SgfError:
-            continue
-        colour = azgo_colour(rec, args.player)
-        winner = rec.result[:1].upper()
-        if colour is None or winner not in ("B", "W"):
-            continue
+    for f, rec, colour, won in decided_games(args.folders, args.player):
         d = os.path.dirname(f)
         if d not in logs:
             logs[d], at[d] = logged_leads(d), 0
@@ -142,7 +131,6 @@ def main() -> int:
         ref = referee_curve(f, samples, colour, exe)
         if len(ref) < 2:
             continue
-        won = (winner == "B") == (colour == BLACK)
         rows.append((won, flow(ref, rec.size), overestimates(ref, own, rec.size)))
         print(f"{os.path.relpath(f)}: {rec.result}, azgo {'won' if won else 'lost'}; GNU Go's lead for azgo "
               + " ".join(f"{k}:{v:+.0f}" for k, v in ref[:: max(1, len(ref) // 12)]), flush=True)
