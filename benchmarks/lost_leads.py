@@ -121,16 +121,30 @@ def parse_estimate(reply: str) -> float | None:
     return 0.0 if re.match(r"\s*=?\s*0(\.0+)?\s*$", reply) else None
 
 
+def referee_curve(path: str, moves: list[int], colour: int, exe: str, timeout: float = 1200) -> list[tuple[int, float]]:
+    """(move number, GNU Go's estimate of ``colour``'s lead) before each of ``moves`` of the SGF file ``path``,
+    from one GNU Go process; positions whose estimate cannot be read are left out."""
+    cmds = "".join(f"loadsgf {path} {k + 1}\nestimate_score\n" for k in moves) + "quit\n"
+    out = subprocess.run([exe, "--mode", "gtp", "--chinese-rules", "--level", "10"], input=cmds,
+                         capture_output=True, text=True, timeout=timeout).stdout
+    replies = [r.strip() for r in out.split("\n\n") if r.strip()]
+    curve = []
+    for i, k in enumerate(moves):
+        if 2 * i + 1 >= len(replies):
+            break
+        load, est = replies[2 * i], replies[2 * i + 1]
+        if not (load.startswith("=") and est.startswith("=")):
+            continue
+        black = parse_estimate(est)
+        if black is not None:
+            curve.append((k, black if colour == BLACK else -black))
+    return curve
+
+
 def referee_lead(path: str, moves: int, colour: int, exe: str) -> float | None:
     """GNU Go's estimate of ``colour``'s lead after ``moves`` moves of the SGF file ``path``."""
-    cmds = f"loadsgf {path} {moves + 1}\nestimate_score\nquit\n"
-    out = subprocess.run([exe, "--mode", "gtp", "--chinese-rules", "--level", "10"], input=cmds,
-                         capture_output=True, text=True, timeout=600).stdout
-    replies = [r.strip() for r in out.split("\n\n") if r.strip()]
-    if len(replies) < 2 or not replies[1].startswith("="):
-        return None
-    black = parse_estimate(replies[1])
-    return None if black is None else (black if colour == BLACK else -black)
+    curve = referee_curve(path, [moves], colour, exe, timeout=600)
+    return curve[0][1] if curve else None
 
 
 def main() -> int:

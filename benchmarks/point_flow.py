@@ -31,15 +31,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from lost_leads import decided_games, logged_curve, logged_leads, parse_estimate  # noqa: E402
+from lost_leads import decided_games, logged_curve, logged_leads, referee_curve  # noqa: E402
 
-from azgo.engine.board import BLACK  # noqa: E402
 from azgo.gtp.opponents import OpponentMissing, gnugo_binary  # noqa: E402
 
 PHASES = ("opening", "early_middle", "middle", "late_middle", "endgame")
@@ -50,26 +48,6 @@ def phase_of(move: int, size: int) -> int:
     """Index into PHASES of the position before move ``move`` (0-based) on a ``size`` board."""
     share = move / float(size * size)
     return sum(share >= e for e in EDGES)
-
-
-def referee_curve(path: str, moves: list[int], colour: int, exe: str, timeout: float = 1200) -> list[tuple[int, float]]:
-    """(move number, GNU Go's estimate of ``colour``'s lead) before each of ``moves`` of the SGF file ``path``,
-    from one GNU Go process; positions whose estimate cannot be read are left out."""
-    cmds = "".join(f"loadsgf {path} {k + 1}\nestimate_score\n" for k in moves) + "quit\n"
-    out = subprocess.run([exe, "--mode", "gtp", "--chinese-rules", "--level", "10"], input=cmds,
-                         capture_output=True, text=True, timeout=timeout).stdout
-    replies = [r.strip() for r in out.split("\n\n") if r.strip()]
-    curve = []
-    for i, k in enumerate(moves):
-        if 2 * i + 1 >= len(replies):
-            break
-        load, est = replies[2 * i], replies[2 * i + 1]
-        if not (load.startswith("=") and est.startswith("=")):
-            continue
-        black = parse_estimate(est)
-        if black is not None:
-            curve.append((k, black if colour == BLACK else -black))
-    return curve
 
 
 def flow(curve: list[tuple[int, float]], size: int) -> list[float | None]:

@@ -99,8 +99,8 @@ def test_point_flow_referee_reads_every_sample_from_one_process(tmp_path, gnugo_
     wall = "".join(f"[e{c}]" for c in "abcdefghi")
     sgf = tmp_path / "setup.sgf"
     sgf.write_text(f"(;GM[1]FF[4]SZ[9]KM[0.5]HA[2]RU[Chinese]AB{wall}PL[W];W[gg];B[cc];W[hh];B[gc])")
-    black = PF.referee_curve(str(sgf), [0, 2, 4], BLACK, gnugo_path)
-    white = PF.referee_curve(str(sgf), [0, 2, 4], WHITE, gnugo_path)
+    black = L.referee_curve(str(sgf), [0, 2, 4], BLACK, gnugo_path)
+    white = L.referee_curve(str(sgf), [0, 2, 4], WHITE, gnugo_path)
     assert [k for k, _ in black] == [0, 2, 4]
     assert all(v > 5 for _, v in black), black
     assert white == [(k, -v) for k, v in black]

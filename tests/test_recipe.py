@@ -388,6 +388,8 @@ def test_a_fresh_clone_resumes_past_quantize_with_the_candidates_networks(tmp_pa
     assert set(todo["candidate_nets_sha256"]) == {"7"}
     assert todo["candidate_nets_sha256"]["7"] == sha256(lin / "candidate7.onnx") == sha256(tmp_path / "b" / "gen0001" / "net7.onnx")
     assert (lin / "candidate7.int8.onnx").exists() and (lin / "candidate7.json").exists()
+    from azgo.nets.card import absolute_paths
+    assert absolute_paths(json.loads((lin / "candidate7.json").read_text())) == []  # committed: no machine's path
     shutil.copytree(lin, tmp_path / "lineage-before")
     slow.write_text(slow.read_text().replace("games = 400\nsize = 7", "games = 2\nsize = 7"))
     shutil.rmtree(tmp_path / "b")

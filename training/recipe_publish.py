@@ -345,8 +345,9 @@ class PublishMixin:
                 atomic_copy(src, dst)
                 copy_int8_copies(src, dst)
                 card = Path(src).with_suffix(".json")
-                if card.exists():
-                    atomic_copy(card, Path(dst).with_suffix(".json"))
+                if card.exists():  # committed: its run paths as <run>/..., none of this machine's
+                    atomic_write(Path(dst).with_suffix(".json"), json.dumps(
+                        relative_paths(json.loads(card.read_text()), self.r.root, self.dir), indent=2) + "\n")
                 written[str(n)] = sha256(dst)
             else:
                 for f in (Path(dst), int8_path_for(dst), int8_vnni_path_for(dst), Path(dst).with_suffix(".json")):
