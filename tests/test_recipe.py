@@ -55,6 +55,8 @@ def _variant(tmp_path, old: str, new: str, name="bad.toml") -> Path:
      "selfplay.opponent.engine: games against an opponent"),
     ("[window]\n", '[selfplay.opponent]\nengine = "gnugo"\nfraction = 1.5\n\n[window]\n',
      "selfplay.opponent.fraction: must be in"),
+    ("[window]\n", '[selfplay.opponent]\nengine = "pachi"\nplayouts = 0\nfraction = 0.1\n\n[window]\n',
+     "selfplay.opponent.playouts: must be in"),
     ("[training]\n", '[training]\nnet = "b7x"\n', "training.net: unknown network size 'b7x'"),
 ])
 def test_a_bad_field_fails_naming_the_field(tmp_path, old, new, field):
@@ -132,6 +134,24 @@ def test_games_against_gnugo_reach_the_selfplay_config_and_the_plan(tmp_path):
     cfg = RecipeRun(load_recipe(path), str(tmp_path / "b")).selfplay_config(7)
     assert cfg.opponent_fraction == 0.25 and cfg.opponent_name == "GNU Go 5"
     assert "--level 5" in cfg.opponent and "--capture-all-dead" in cfg.opponent
+
+
+def test_games_against_pachi_reach_the_selfplay_config_and_the_plan(tmp_path):
+    """engine = "pachi": one thread, a fixed number of playouts a move (self-play has no clock)."""
+    from azgo.training.recipe_run import RecipeRun
+    path = _variant(tmp_path, "[window]\n", '[selfplay.opponent]\nengine = "pachi"\nplayouts = 3000\n'
+                    'fraction = 0.1\n\n[window]\n')
+    plan = subprocess.run(AZGO + ["loop", "--recipe", str(path), "--run-dir", str(tmp_path / "c"), "--plan"],
+                          capture_output=True, text=True, timeout=120)
+    assert plan.returncode == 0 and "0.1 of games against Pachi at 3000 playouts a move" in plan.stdout, plan.stderr
+    from azgo.gtp.opponents import OpponentMissing, pachi_binary
+    try:
+        pachi_binary()
+    except OpponentMissing as e:
+        pytest.skip(str(e))
+    cfg = RecipeRun(load_recipe(path), str(tmp_path / "b")).selfplay_config(7)
+    assert cfg.opponent_fraction == 0.1 and cfg.opponent_name == "Pachi 3000"
+    assert cfg.opponent.endswith("threads=1,pondering=0,pass_all_alive -t =3000")
 
 
 def test_plan_starts_a_published_generation_where_the_run_will(tmp_path):

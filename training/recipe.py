@@ -15,7 +15,7 @@ so a typo never costs an hour of self-play. The sections, each documented field 
 * ``[selfplay]`` visits and playout-cap randomisation, workers, resignation; ``[selfplay.openings]``
   forked starts; ``[selfplay.komi]`` the komi distribution around each size's fair komi;
   ``[selfplay.handicap]`` the share of handicap games;
-  ``[selfplay.opponent]`` the share of games against an outside engine (GNU Go);
+  ``[selfplay.opponent]`` the share of games against an outside engine (GNU Go, Pachi);
 * ``[window]`` what training reads: the lineage's own last ``generations`` (their share of the draws and
   a recency factor) and ``[[window.sources]]`` other game folders or shard folders with shares;
 * ``[training]`` steps, batch, learning-rate schedule, loss weights, sampling;
@@ -125,10 +125,12 @@ class Handicap:
 @dataclass(frozen=True)
 class Opponent:
     """``fraction`` of the self-play games are the best network against an outside ``engine`` (``gnugo`` at
-    ``level``, or a GTP command line): its moves are not trained on, azgo's are, valued by how the game ended."""
+    ``level``, ``pachi`` at ``playouts`` a move, or a GTP command line): its moves are not trained on, azgo's
+    are, valued by how the game ended."""
 
     engine: str = ""
     level: int = 10
+    playouts: int = 5000  # Pachi's fixed search a move (``-t =N``): self-play games have no clock
     fraction: float = 0.0
 
 

@@ -75,9 +75,10 @@ def _check_selfplay(r: Recipe, fail, num) -> None:
     o = sp.opponent
     num("selfplay.opponent.fraction", o.fraction, 0, 1)
     num("selfplay.opponent.level", o.level, 1, 10)
+    num("selfplay.opponent.playouts", o.playouts, 1, 10_000_000)
     if o.fraction > 0 and not o.engine.strip():
-        fail("selfplay.opponent.engine", "games against an opponent (fraction > 0) need its engine: gnugo or a "
-             "GTP command line")
+        fail("selfplay.opponent.engine", "games against an opponent (fraction > 0) need its engine: gnugo, pachi "
+             "or a GTP command line")
     k = sp.komi
     num("selfplay.komi.stdev", k.stdev, 0)
     num("selfplay.komi.wide_fraction", k.wide_fraction, 0, 1)

@@ -69,15 +69,19 @@ class DataMixin:
             **self.selfplay_opponent())
 
     def selfplay_opponent(self) -> dict:
-        """``SelfPlayConfig``'s opponent fields from ``[selfplay.opponent]`` (GNU Go found now; RecipeError
-        when it is missing)."""
+        """``SelfPlayConfig``'s opponent fields from ``[selfplay.opponent]`` (GNU Go or Pachi found now;
+        RecipeError when it is missing). Pachi plays one thread, ``playouts`` a move, and passes only once
+        every group is settled (``pass_all_alive``), as in the strength lines."""
         o = self.r.selfplay.opponent
         if o.fraction <= 0:
             return {}
-        if o.engine != "gnugo":
+        if o.engine not in ("gnugo", "pachi"):
             return {"opponent": o.engine, "opponent_fraction": o.fraction}
-        from azgo.gtp.opponents import OpponentMissing, gnugo_command
+        from azgo.gtp.opponents import OpponentMissing, gnugo_command, pachi_command
         try:
+            if o.engine == "pachi":
+                return {"opponent": f"{pachi_command(1)} -t ={o.playouts}", "opponent_fraction": o.fraction,
+                        "opponent_name": f"Pachi {o.playouts}"}
             return {"opponent": gnugo_command(o.level), "opponent_fraction": o.fraction,
                     "opponent_name": f"GNU Go {o.level}"}
         except OpponentMissing as e:

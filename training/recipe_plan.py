@@ -58,7 +58,9 @@ class PlanMixin:
         lines.append(f"            resignation below winrate {sp.resign_threshold:g}; {sp.no_resign_fraction:g} of games "
                      "played out (komi_augment moves the komi of their positions only)")
         if sp.opponent.fraction:
-            who = f"GNU Go level {sp.opponent.level}" if sp.opponent.engine == "gnugo" else repr(sp.opponent.engine)
+            who = {"gnugo": f"GNU Go level {sp.opponent.level}",
+                   "pachi": f"Pachi at {sp.opponent.playouts} playouts a move"}.get(sp.opponent.engine,
+                                                                                 repr(sp.opponent.engine))
             lines.append(f"            {sp.opponent.fraction:g} of games against {who} (its moves not trained on)")
         if sp.openings.fraction:
             lines.append(f"            forked starts: {sp.openings.fraction:g} of even games from the first "
