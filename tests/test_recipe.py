@@ -489,6 +489,34 @@ def test_a_new_run_folder_continues_the_published_lineage(tmp_path):
     assert g2["elo"] == pytest.approx(round(base + step, 1), abs=0.11)
 
 
+def test_a_registry_entry_changed_after_publishing_stops_the_resume(tmp_path):
+    """A fresh run folder takes the best network from the file the lineage names (the registry entry it promoted):
+    if that file is no longer the one whose sha256 the lineage records (an entry set back by hand to an older
+    network), the run stops with the reason instead of playing its self-play and gate with another network."""
+    from azgo.training.recipe_run import RecipeRun
+    recipe = load_recipe(_variant(tmp_path, "[start]", "[start]", name="reg.toml"))
+    run = tmp_path / "run"
+    lin, reg = run / "lineage", run / "registry"
+    lin.mkdir(parents=True)
+    reg.mkdir()
+    (lin / "best.pt").write_bytes(b"the best checkpoint")
+    (reg / "smoke7.onnx").write_bytes(b"generation 3's network")
+    pub = {"recipe": "smoke", "generation": 3,
+           "best": {"generation": 3, "checkpoint": "best.pt", "checkpoint_sha256": sha256(str(lin / "best.pt")),
+                    "nets": {"7": "<run>/registry/smoke7.onnx"},
+                    "nets_sha256": {"7": sha256(str(reg / "smoke7.onnx"))}},
+           "selfplay": [], "ladder": [], "core_hours": 1.0, "generations": {}}
+    (lin / "lineage.json").write_text(json.dumps(pub))
+    ok = RecipeRun(recipe, str(run), log=lambda m: None)
+    ok.init()
+    assert ok.state["generation"] == 4
+    assert Path(ok.state["best"]["nets"]["7"]).read_bytes() == b"generation 3's network"
+    os.remove(run / "state.json")
+    (reg / "smoke7.onnx").write_bytes(b"generation 2's network")  # set back by hand
+    with pytest.raises(RecipeError, match=r"is not generation 3's 7x7 network .* changed after the lineage"):
+        RecipeRun(recipe, str(run), log=lambda m: None).init()
+
+
 def test_ladder_ratings_carry_the_chained_gate_elo_of_a_published_ladder():
     from azgo.training.recipe_run import ladder_ratings
     ladder = [{"generation": 0, "line": "gate", "elo": 0.0}, {"generation": 1, "line": "gate", "elo": 67.0},

@@ -154,6 +154,14 @@ class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
             nets = {}
             for n, rel in best["nets"].items():
                 path = self.path(rel)
+                want = best.get("nets_sha256", {}).get(n)
+                if want and sha256(path) != want:  # e.g. a registry entry set back by hand to an older network
+                    raise RecipeError(
+                        f"{rel} is not generation {best['generation']}'s {n}x{n} network that {LINEAGE_FILE} records "
+                        f"(sha256 {want[:12]}; the file has {sha256(path)[:12]}): it changed after the lineage was "
+                        "published. Restore it (git checkout), or publish again from a run folder that holds the best "
+                        "network (azgo loop --recipe ... --publish keeps it in the lineage folder when the registry "
+                        "entry differs)")
                 nets[n] = os.path.join(self.gen_dir(g0), f"net{n}.onnx")
                 atomic_copy(path, nets[n])
                 from azgo.nets.quantize import copy_int8_copies
