@@ -320,6 +320,9 @@ def test_smoke_recipe_two_generations_killed_twice_and_resumed(tmp_path):
         info = state["generations"][str(g)]
         assert info["gate"]["games"] == 2 and info["promoted"] is True
         assert set(info["seconds"]) >= {"selfplay", "train", "export", "quantize", "gate", "promote", "publish"}
+    # the recipe's [[from_generation]] entry took effect at generation 2, also in the process resumed there
+    assert "--steps 8 " in state["generations"]["1"]["train"]["command"]
+    assert "--steps 10 " in state["generations"]["2"]["train"]["command"]
     assert not glob.glob(str(run / "**" / ".*.tmp"), recursive=True)
     lineage = json.loads((run / "lineage" / "lineage.json").read_text())
     assert lineage["generation"] == 2 and lineage["best"]["generation"] == 2
@@ -515,6 +518,89 @@ def test_a_registry_entry_changed_after_publishing_stops_the_resume(tmp_path):
     (reg / "smoke7.onnx").write_bytes(b"generation 2's network")  # set back by hand
     with pytest.raises(RecipeError, match=r"is not generation 3's 7x7 network .* changed after the lineage"):
         RecipeRun(recipe, str(run), log=lambda m: None).init()
+
+
+def test_from_generation_entries_change_the_recipe_from_their_generation_on(tmp_path):
+    """[[from_generation]]: sections (or parts of them) that replace the file's own from a generation on, merged
+    table by table in generation order; checked whole when the file is read; plan says which apply."""
+    text = SMOKE.read_text().split("[[from_generation]]")[0] + """
+[[from_generation]]
+generation = 3
+sizes = { 7 = 0.5, 9 = 0.5 }
+selfplay = { games = 10, komi = { fair = { 7 = 9.0, 9 = 7.0 } } }
+
+[[from_generation]]
+generation = 5
+[from_generation.selfplay]
+games = 12
+"""
+    path = tmp_path / "sched.toml"
+    path.write_text(text.replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
+    r = load_recipe(path)
+    assert r.at_generation(1) is r and r.at_generation(2) is r and r.games_per_size() == {7: 6}
+    g3 = r.at_generation(3)
+    assert g3.games_per_size() == {7: 5, 9: 5} and g3.generation_changes == (3,)
+    assert g3.selfplay.komi.fair == {7: 9.0, 9: 7.0} and g3.selfplay.komi.stdev == 3.0  # merged, not replaced
+    assert g3.selfplay.full_visits == 8 and g3.training == r.training
+    g6 = r.at_generation(6)
+    assert g6.selfplay.games == 12 and g6.sizes == {7: 0.5, 9: 0.5} and g6.generation_changes == (3, 5)
+    assert g6.at_generation(2).games_per_size() == {7: 6}  # any generation from any of them
+    from azgo.training.recipe_run import RecipeRun
+    run = RecipeRun(r, str(tmp_path / "run"))
+    run.published = lambda: {"generation": 4, "best": {"generation": 4, "checkpoint_sha256": "0" * 64, "nets": {}}}
+    run.lineage_file = lambda: str(tmp_path / "lineage.json")
+    plan = run.plan()
+    assert "next: generation 5, from stage selfplay" in plan and "selfplay: 6 7x7 games, 6 9x9 games" in plan
+    assert "from generation 3: [sizes], [selfplay] (applies to this generation)" in plan
+    logs = []
+    run.log = logs.append
+    run.use_generation(5)
+    assert run.r.selfplay.games == 12 and logs == ["[gen 5] the recipe's changes from generation 3, 5 apply: "
+                                                    "[selfplay], [sizes]"]
+
+
+def test_a_recipe_edited_while_the_loop_runs_counts_from_the_next_generation(tmp_path):
+    """The loop reads the file again when a generation starts in it: an entry added meanwhile applies from
+    then on; an edit that does not read is logged and the recipe stays as it was (the run goes on)."""
+    from azgo.training.recipe_run import RecipeRun
+    path = tmp_path / "edit.toml"
+    text = SMOKE.read_text().split("[[from_generation]]")[0].replace("[start]", f'root = "{ROOT}"\n\n[start]', 1)
+    path.write_text(text)
+    logs = []
+    run = RecipeRun(load_recipe(path), str(tmp_path / "run"), log=logs.append)
+    run.use_generation(1, reread=False)
+    assert run.r.selfplay.games == 6 and logs == []
+    path.write_text(text + "\n[[from_generation]]\ngeneration = 3\nselfplay = { games = 9 }\n")
+    run.use_generation(2)  # the file read again: its new entry is not due yet
+    assert run.r.selfplay.games == 6 and "the recipe file changed" in logs[0] and len(logs) == 1
+    run.use_generation(3)
+    assert run.r.selfplay.games == 9 and logs[1] == "[gen 3] the recipe's changes from generation 3 apply: [selfplay]"
+    path.write_text(text.replace("games = 6", 'games = "six"'))
+    run.use_generation(4)
+    assert run.r.selfplay.games == 9 and "does not read" in logs[2] and "selfplay.games" in logs[2]
+    path.write_text(text.replace('name = "smoke"', 'name = "other"'))
+    run.use_generation(5)
+    assert run.r.selfplay.games == 9 and "this run folder's is 'smoke'" in logs[3]
+
+
+@pytest.mark.parametrize("entry,field", [
+    ("generation = 0\nsizes = { 7 = 1.0 }", r"from_generation\[0\].generation: required, an integer >= 1"),
+    ("generation = 2\nname = \"other\"", r"from_generation\[0\].name: a lineage keeps its name"),
+    ("generation = 2", r"from_generation\[0\]: changes nothing"),
+    ("generation = 2\nselfplay = { full_visit = 3 }",
+     r"from_generation\[0\] \(generation 2\): selfplay.full_visit: unknown field"),
+    ("generation = 2\nsizes = { 9 = 1.0 }",
+     r"from_generation\[0\] \(generation 2\): selfplay.komi.fair: no fair komi for board size 9"),
+    ("generation = 3\ngate = { games = 4 }\n[[from_generation]]\ngeneration = 2\ngate = { games = 6 }",
+     r"from_generation\[1\].generation: entries in ascending order"),
+])
+def test_a_bad_from_generation_entry_fails_when_the_recipe_is_read(tmp_path, entry, field):
+    path = _variant(tmp_path, "generation = 2                              # training runs 10 steps",
+                    entry + "\n# training runs 10 steps")
+    text = path.read_text().replace("training = { steps = 10, lr_steps = [8] }", "")
+    path.write_text(text)
+    with pytest.raises(RecipeError, match=field):
+        load_recipe(path)
 
 
 def test_ladder_ratings_carry_the_chained_gate_elo_of_a_published_ladder():

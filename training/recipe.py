@@ -25,7 +25,10 @@ so a typo never costs an hour of self-play. The sections, each documented field 
 * ``[gate]`` the candidate's match before promotion: opponent, games, time per move, decision rule
   (a fixed threshold or an SPRT), fixed here before any game;
 * ``[[anchors]]`` lines against outside engines (GNU Go, Pachi) under one clock for both engines;
-* ``[promotion]`` which registry entries a promoted network replaces (and where the registry is).
+* ``[promotion]`` which registry entries a promoted network replaces (and where the registry is);
+* ``[[from_generation]]`` changes decided ahead: each entry names a ``generation`` and holds sections (or
+  parts of them) that replace the recipe's own from that generation on, so that an unattended loop takes a
+  change at a generation's start, never in the middle of one (see `Recipe.at_generation`).
 
 Paths in a recipe are relative to its ``root`` (default: the folder above the recipe file, the
 repository root for ``recipes/*.toml``). Nothing here imports torch.
@@ -315,6 +318,21 @@ class Recipe:
     anchors: tuple = ()
     promotion: Promotion = field(default_factory=Promotion)
     sha256: str = ""
+    base: dict = field(default_factory=dict, repr=False, compare=False)  # the TOML without [[from_generation]]
+    schedule: tuple = ()  # ((generation, changes), ...) of [[from_generation]], generations ascending
+    generation_changes: tuple = ()  # the generations of the entries applied to this recipe (see at_generation)
+
+    def at_generation(self, g: int) -> "Recipe":
+        """The recipe that generation ``g`` runs: the file's own sections with every ``[[from_generation]]``
+        entry of generation <= g merged in, in order (tables merge key by key, anything else is replaced)."""
+        due = tuple(n for n, _ in self.schedule if n <= g)
+        if due == self.generation_changes:
+            return self
+        data = self.base
+        for n, changes in self.schedule:
+            if n <= g:
+                data = _merged(data, changes)
+        return _parse(data, self.path, self.sha256, self.base, self.schedule, due)
 
     def resolve(self, rel: str) -> str:
         """An absolute path for a recipe path (relative to ``root``)."""
@@ -362,8 +380,59 @@ def load_recipe(path: str | os.PathLike) -> Recipe:
     return parse_recipe(data, path, hashlib.sha256(raw).hexdigest())
 
 
+FIXED = ("version", "name", "root", "description", "start", "lineage")  # what [[from_generation]] cannot change
+
+
+def _merged(data: dict, changes: dict) -> dict:
+    """``data`` with ``changes`` merged in: tables key by key (recursively), anything else replaced."""
+    out = dict(data)
+    for k, v in changes.items():
+        out[k] = _merged(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
 def parse_recipe(data: dict, path: str, sha256: str = "") -> Recipe:
-    """A `Recipe` from parsed TOML ``data`` (see `load_recipe`)."""
+    """A `Recipe` from parsed TOML ``data`` (see `load_recipe`): the file's own sections, with every
+    ``[[from_generation]]`` entry checked now by parsing the recipe each one makes (so that a bad field of a
+    change due in ten generations fails before the first)."""
+    where = os.path.basename(path)
+    base = dict(data)
+    entries = base.pop("from_generation", [])
+    p = _Parser(where)
+    schedule = []
+    for i, e in enumerate(p.table_list(entries, "from_generation")):
+        label = f"from_generation[{i}]"
+        e = dict(e)
+        n = e.pop("generation", None)
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise RecipeError(f"{where}: {label}.generation: required, an integer >= 1, got {n!r}")
+        if schedule and n <= schedule[-1][0]:
+            raise RecipeError(f"{where}: {label}.generation: entries in ascending order of generation, "
+                              f"got {n} after {schedule[-1][0]}")
+        for k in e:
+            if k in FIXED or k == "from_generation":
+                raise RecipeError(f"{where}: {label}.{k}: a lineage keeps its {k} (only the sections of a "
+                                  f"generation's work can change)")
+        if not e:
+            raise RecipeError(f"{where}: {label}: changes nothing")
+        schedule.append((n, e))
+    recipe = _parse(base, path, sha256, base, tuple(schedule), ())
+    data = base
+    for i, (n, changes) in enumerate(schedule):
+        data = _merged(data, changes)
+        try:
+            _parse(data, path, sha256, base, (), ())
+        except RecipeError as e:
+            msg = str(e)
+            prefix = f"{where}: "
+            raise RecipeError(f"{where}: from_generation[{i}] (generation {n}): "
+                              f"{msg[len(prefix):] if msg.startswith(prefix) else msg}") from None
+    return recipe
+
+
+def _parse(data: dict, path: str, sha256: str, base: dict, schedule: tuple, applied: tuple) -> Recipe:
+    """A `Recipe` from TOML ``data`` without ``[[from_generation]]``; ``base``, ``schedule`` and ``applied``
+    are carried into it (see `Recipe.at_generation`)."""
     where = os.path.basename(path)
     p = _Parser(where)
     version = data.get("version")
@@ -396,7 +465,7 @@ def parse_recipe(data: dict, path: str, sha256: str = "") -> Recipe:
     recipe = Recipe(version=RECIPE_VERSION, name=name, path=path, root=root, description=description,
                     start=start, lineage=lineage, sizes=sizes, selfplay=selfplay, window=window,
                     training=training, export=export, quantize=quantize, gate=gate, anchors=anchors,
-                    promotion=promotion, sha256=sha256)
+                    promotion=promotion, sha256=sha256, base=base, schedule=schedule, generation_changes=applied)
     from .recipe_check import check_recipe
     check_recipe(recipe, where)
     return recipe

@@ -43,8 +43,12 @@ class PlanMixin:
                 lines.append("state: nothing run or published yet; generation 0 is "
                              + (f"the checkpoint {st.checkpoint}" if st.checkpoint else f"a random {st.net} network")
                              + (", networks " + ", ".join(f"{n}x{n} {p}" for n, p in st.nets.items()) if st.nets else ""))
+        r = self.recipe.at_generation(g)
         sp = r.selfplay
         lines.append(f"next: generation {g}, from stage {stage}")
+        for n, changes in r.schedule:
+            lines.append(f"  from generation {n}: " + ", ".join(f"[{k}]" for k in changes)
+                         + (" (applies to this generation)" if n <= g else " (not yet)"))
         per = r.games_per_size()
         lines.append("  selfplay: " + ", ".join(f"{c} {n}x{n} games" for n, c in sorted(per.items()))
                      + f" at {sp.full_visits} visits ({sp.full_prob:g} of moves; else {sp.cheap_visits}), {sp.precision}, "

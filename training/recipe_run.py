@@ -25,7 +25,9 @@ nothing half-written is ever read: every file is written to a temporary name and
    to continue with the same command.
 
 A new run folder starts from ``lineage.dir/lineage.json`` when one was published, else from the
-recipe's ``[start]``. ``plan()`` says what the next generation will do without doing it.
+recipe's ``[start]``. ``plan()`` says what the next generation will do without doing it. Each generation runs
+the recipe as its ``[[from_generation]]`` entries make it for that generation (`Recipe.at_generation`), taken
+at the generation's first stage: a change written while a generation runs waits for the next one.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ import time
 
 from azgo.engine.atomic import atomic_copy, atomic_write, pid_alive, remove_orphans
 
-from .recipe import Recipe, RecipeError
+from .recipe import Recipe, RecipeError, load_recipe
 from .recipe_data import DataMixin
 from .recipe_lines import LinesMixin, sprt_bounds, sprt_llr  # noqa: F401  (re-exported)
 from .recipe_plan import PlanMixin
@@ -83,6 +85,7 @@ class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
 
     def __init__(self, recipe: Recipe, run_dir: str, log=None, device: str = "auto", ray: str | None = None,
                  workers: int | None = None, progress: bool | None = None):
+        self.recipe = recipe  # the file as read; self.r is what the current generation runs (at_generation)
         self.r = recipe
         self.dir = os.path.abspath(run_dir)
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
@@ -92,6 +95,37 @@ class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
         self.progress = sys.stderr.isatty() if progress is None else progress
         self.state_path = os.path.join(self.dir, "state.json")
         self.state = self._load_state()
+        if self.state is not None:
+            self.r = recipe.at_generation(self.state["generation"])
+
+    def use_generation(self, g: int, reread: bool = True) -> None:
+        """Run generation ``g`` by the recipe as its ``[[from_generation]]`` entries make it (logged when that
+        changes what runs). With ``reread`` (a generation starting in a running loop) the file is read again
+        first, so that an edit made while the loop ran (a new entry, say) counts from the generation that starts
+        next and never from the middle of one; a file that no longer reads keeps the recipe as the loop read
+        it, with the reason logged, so that a typo never stops an unattended run."""
+        now = self.recipe
+        if reread:
+            try:
+                now = load_recipe(self.recipe.path)
+            except RecipeError as e:
+                self.log(f"[gen {g}] the recipe file was edited and does not read ({e}): generation {g} runs "
+                         f"the recipe as the loop read it (sha256 {self.recipe.sha256[:12]})")
+        if now.name != self.recipe.name:
+            self.log(f"[gen {g}] the recipe file now names the recipe {now.name!r}, this run folder's is "
+                     f"{self.recipe.name!r}: generation {g} runs the recipe as the loop read it")
+            now = self.recipe
+        if now.sha256 != self.recipe.sha256:
+            self.log(f"[gen {g}] the recipe file changed (sha256 {self.recipe.sha256[:12]} -> {now.sha256[:12]}): "
+                     f"generation {g} runs it as it is now")
+            self.recipe = now
+        r = self.recipe.at_generation(g)
+        if r.generation_changes != self.r.generation_changes:
+            new = [n for n in r.generation_changes if n not in self.r.generation_changes]
+            keys = sorted({k for n, ch in r.schedule if n in new for k in ch})
+            self.log(f"[gen {g}] the recipe's changes from generation " + ", ".join(map(str, new))
+                     + " apply: " + ", ".join(f"[{k}]" for k in keys))
+        self.r = r
 
     # ------------------------------------------------------------------ state
     def _load_state(self) -> dict | None:
@@ -330,8 +364,12 @@ class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
         state["core_hours"] = round(state.get("core_hours", 0.0) + spent * cores / 3600, 4)
 
     def _run_stages(self, stop_after: int | None) -> None:
+        running = None  # the generation whose recipe is in use
         while stop_after is None or self.state["generation"] <= stop_after:
             g, stage = self.state["generation"], self.state["stage"]
+            if g != running:  # a generation starts (or resumes, at the loop's start: the file was just read)
+                self.use_generation(g, reread=running is not None)
+                running = g
             t0 = time.time()
             try:
                 getattr(self, f"stage_{stage}")(g)
