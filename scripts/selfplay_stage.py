@@ -51,7 +51,7 @@ def main(recipe_file, generation, net, size, workers, minutes, games, out_dir, p
     from azgo.training.recipe_run import RecipeRun
     from azgo.training.workers import archive_games
 
-    recipe = load_recipe(recipe_file)
+    recipe = load_recipe(recipe_file).at_generation(generation)  # with its [[from_generation]] entries due by then
     count = games or recipe.games_per_size().get(size)
     if not count:
         raise click.BadParameter(f"the recipe plays no {size}x{size} self-play", param_hint="--size")
