@@ -403,11 +403,19 @@ def test_a_fresh_clone_resumes_past_quantize_with_the_candidates_networks(tmp_pa
         except (OSError, ValueError):
             return False
         return todo.get("generation") == 1 and todo.get("stage") == "gate"
-    reached = _wait(in_gate, proc, 240)
+    first_game = tmp_path / "b" / "gen0001" / "gate" / "game0000.sgf"
+    reached = _wait(in_gate, proc, 240) and _wait(first_game.exists, proc, 240)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert reached
+    # the session's end: the lineage published from the run folder, with the gate's games so far
+    pub = subprocess.run(AZGO + ["loop", "--recipe", str(slow), "--run-dir", str(tmp_path / "b"), "--publish"],
+                         capture_output=True, text=True, timeout=120)
+    assert pub.returncode == 0, pub.stderr[-3000:]
     todo = json.loads((lin / "lineage.json").read_text())["in_progress"]
+    assert list(todo["lines_started"]) == ["gate"] and todo["lines_started"]["gate"].endswith("lineage/games/gen0001-gate")
+    kept = lin / "games" / "gen0001-gate" / "game0000.sgf"
+    assert kept.read_bytes() == first_game.read_bytes()
     assert set(todo["candidate_nets_sha256"]) == {"7"}
     assert todo["candidate_nets_sha256"]["7"] == sha256(lin / "candidate7.onnx") == sha256(tmp_path / "b" / "gen0001" / "net7.onnx")
     assert (lin / "candidate7.int8.onnx").exists() and (lin / "candidate7.json").exists()
@@ -419,9 +427,13 @@ def test_a_fresh_clone_resumes_past_quantize_with_the_candidates_networks(tmp_pa
     third = subprocess.run(loop + [str(tmp_path / "c")], capture_output=True, text=True, timeout=300)
     assert third.returncode == 0, third.stderr[-3000:]
     assert "generation 1 in progress: resumed at stage gate" in third.stderr
+    assert "generation 1's gate:" in third.stderr and "taken up from" in third.stderr
     assert "export done" not in third.stderr and "exported and quantized again" not in third.stderr
     state = json.loads((tmp_path / "c" / "state.json").read_text())
     assert state["generation"] == 2 and state["generations"]["1"]["gate"]["games"] == 2
+    # the gate's first game is the one played in run folder b (its clock record included), not played again
+    assert (tmp_path / "c" / "gen0001" / "gate" / "game0000.sgf").read_bytes() == (
+        tmp_path / "lineage-before" / "games" / "gen0001-gate" / "game0000.sgf").read_bytes()
     assert sha256(tmp_path / "c" / "gen0001" / "net7.onnx") == todo["candidate_nets_sha256"]["7"]
     assert (tmp_path / "c" / "gen0001" / "net7.json").read_bytes() == (tmp_path / "lineage-before" / "candidate7.json").read_bytes()
     assert not list(lin.glob("candidate*"))  # the generation is done: its candidate files leave the lineage

@@ -82,9 +82,17 @@ class LinesMixin:
                         "games_folder": self.rel(folder)}
         return summary
 
+    def line_folders(self, g: int) -> dict[str, str]:
+        """Where generation g's strength lines write their games in the run folder: {line name: folder}, the
+        gate's and each anchor's (whether or not the anchor plays this generation)."""
+        out = {self.r.gate.name: os.path.join(self.gen_dir(g), "gate")}
+        for a in self.r.anchors:
+            out[a.name] = os.path.join(self.gen_dir(g), "anchors", a.name)
+        return out
+
     def stage_gate(self, g: int) -> None:
         gate = self.r.gate
-        folder = os.path.join(self.gen_dir(g), "gate")
+        folder = self.line_folders(g)[gate.name]
         lo, hi = sprt_bounds(gate.alpha, gate.beta)
 
         def decided(summary) -> bool:
@@ -112,7 +120,7 @@ class LinesMixin:
             if g % a.every:
                 self.log(f"[gen {g}] {a.name}: not this generation (every {a.every})")
                 continue
-            s = self._line(g, a, os.path.join(self.gen_dir(g), "anchors", a.name))
+            s = self._line(g, a, self.line_folders(g)[a.name])
             lines[a.name] = self._record(a, s)
         info["anchors"] = lines
 

@@ -179,6 +179,21 @@ class PublishMixin:
             return {**rec, "note": note if lost in note else "; ".join(x for x in (note, lost) if x)}
         return {**rec, "games_folder": self.rel(str(dst))}
 
+    def _keep_started_lines(self, g: int, info: dict) -> dict:
+        """The games so far of generation g's strength lines that are not yet recorded in ``info`` (its gate or
+        anchors stage stopped part way, e.g. at the end of a session), kept in the lineage folder where the
+        finished line's games will be: {line name: that folder}. A new run folder copies them back
+        (``_take_up_started_lines``), so that the line resumes from them instead of playing them again."""
+        recorded = set(info.get("anchors", {})) | ({self.r.gate.name} if info.get("gate") else set())
+        kept = {}
+        for name, folder in self.line_folders(g).items():
+            if name in recorded or not glob.glob(os.path.join(folder, "**", "*.sgf"), recursive=True):
+                continue
+            rec = self._kept_games(g, {"line": name, "games_folder": self.rel(folder)})
+            if rec["games_folder"] != self.rel(folder):
+                kept[name] = rec["games_folder"]
+        return kept
+
     def _with_kept_games(self, g: int, info: dict) -> dict:
         """Generation g's record with its gate's and anchors' games kept in the lineage folder (promoted
         or not: the ladder's rows stand on them)."""
@@ -307,9 +322,13 @@ class PublishMixin:
         cand = os.path.join(lin, "candidate.pt")
         if done is None:
             g = self.state["generation"]
+            info = self._with_kept_games(g, self.state["generations"].get(str(g), {}))  # lines done: games kept
             progress = {"generation": g, "stage": self.state["stage"], "selfplay": self._pack_selfplay(g),
-                        "info": relative_paths({k: v for k, v in self.state["generations"].get(str(g), {}).items()
-                                                if k != "selfplay"}, self.r.root, self.dir)}
+                        "info": relative_paths({k: v for k, v in info.items() if k != "selfplay"},
+                                               self.r.root, self.dir)}
+            started = self._keep_started_lines(g, info)
+            if started:
+                progress["lines_started"] = started
             trained = os.path.join(self.gen_dir(g), "train", "checkpoint.pt")
             if STAGES.index(self.state["stage"]) > STAGES.index("train") and os.path.exists(trained):
                 write_portable_checkpoint(trained, cand, self.r.root, self.dir)

@@ -40,6 +40,7 @@ import signal
 import sys
 import threading
 import time
+from pathlib import Path
 
 from azgo.engine.atomic import atomic_copy, atomic_write, pid_alive, remove_orphans
 
@@ -263,10 +264,27 @@ class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
                     state["remake_candidate_nets"] = g
         elif STAGES.index(stage) > STAGES.index("train"):
             stage = "train"  # the trained checkpoint was not published: train again
+        if STAGES.index(stage) > STAGES.index("quantize"):  # the games its gate and anchors had played
+            self._take_up_started_lines(g, todo.get("lines_started", {}))
         state["generations"][str(g)] = info
         state["stage"] = stage
         self.log(f"[start] generation {g} in progress: resumed at stage {stage} "
                  f"({sum(m['games'] for m in made)} self-play games)")
+
+    def _take_up_started_lines(self, g: int, started: dict) -> None:
+        """Copy the published games of generation g's lines in progress (``lines_started``: {line: folder}) back
+        where those lines write them in this run folder: each resumes from its recorded games."""
+        folders = self.line_folders(g)
+        for name, rel in sorted(started.items()):
+            src = Path(self.path(rel))
+            if name not in folders or not src.is_dir():
+                self.log(f"[start] generation {g}'s {name}: its published games ({rel}) are "
+                         + ("not a line of this recipe" if name not in folders else "missing") + ": not taken up")
+                continue
+            games = sorted(src.rglob("*.sgf"))
+            for f in games:
+                atomic_copy(str(f), os.path.join(folders[name], str(f.relative_to(src))))
+            self.log(f"[start] generation {g}'s {name}: {len(games)} SGF files taken up from {rel} (its recorded games count)")
 
     def _remake_candidate_nets(self) -> None:
         """A lineage published past a generation's quantize stage without that generation's networks (before
