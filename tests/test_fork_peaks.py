@@ -2,6 +2,9 @@
 
 from pathlib import Path
 
+import os
+import shutil
+
 import pytest
 
 from azgo.engine.board import BLACK, WHITE
@@ -52,6 +55,19 @@ def test_lead_peaks_keeps_the_lost_games_and_caches_its_answers(tmp_path):
     assert lead_peaks(files, "azgo", again, cache=cache, key="net-a") == {files[0]: 5}
     assert again.calls == 0  # from the cache
     assert lead_peaks(files, "azgo", again, cache=cache, key="net-b") == {files[0]: 5} and again.calls > 0
+    # named relative to a root, the cache holds in another clone of the same files
+    lead_peaks(files, "azgo", ScriptedEvaluator(), cache=cache, key="net-c", root=str(tmp_path))
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    moved = []
+    for f in files:
+        moved.append(str(clone / os.path.basename(f)))
+        shutil.copy(f, moved[-1])
+    shutil.copytree(tmp_path / "peaks", clone / "peaks")
+    there = ScriptedEvaluator()
+    assert lead_peaks(moved, "azgo", there, cache=str(clone / "peaks" / "7.json"), key="net-c",
+                      root=str(clone)) == {moved[0]: 5}
+    assert there.calls == 0
 
 
 def test_peak_openings_span_the_moves_around_each_peak():
@@ -84,7 +100,7 @@ def test_self_play_forks_no_shorter_than_each_openings_low(tmp_path):
 
 def test_a_recipe_forks_around_the_peaks_of_the_best_network(tmp_path, monkeypatch):
     """``[selfplay.openings] around_peak``: the selfplay config's openings end ``after`` moves past each lost
-    game's peak and begin ``before`` moves before it; a second config reads the peaks from the run's cache."""
+    game's peak and begin ``before`` moves before it; a second config reads the peaks from the cache in the lineage folder."""
     from azgo.nets.evaluator import EvalConfig, OnnxEvaluator
     from azgo.training.recipe import RecipeError, load_recipe
     from azgo.training.recipe_run import RecipeRun
@@ -107,7 +123,7 @@ def test_a_recipe_forks_around_the_peaks_of_the_best_network(tmp_path, monkeypat
     peak = lead_peak(load_sgf(str(games / "lost.sgf")), WHITE,
                      OnnxEvaluator(ROOT / "nets" / "default.onnx", EvalConfig(precision="int8")))
     assert cfg.openings == (tuple(MOVES[:peak + 3]),) and cfg.opening_lows == (max(1, peak - 2),)
-    assert (tmp_path / "run" / "peaks" / "7.json").exists()
+    assert (tmp_path / "run" / "lineage" / "peaks" / "7.json").exists()  # published with the lineage
     monkeypatch.setattr(OnnxEvaluator, "evaluate", lambda *a, **k: pytest.fail("peaks not read from the cache"))
     assert run.selfplay_config(7).openings == cfg.openings
     assert run.selfplay_config(7, net=str(ROOT / "nets" / "default.onnx")).opening_lows == cfg.opening_lows

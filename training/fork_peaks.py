@@ -89,10 +89,13 @@ def lead_peak(rec, colour: int, evaluator, max_moves: int | None = None) -> int 
 
 
 def lead_peaks(files: Sequence[str], player: str, evaluator, cache: str | None = None, key: str = "",
-               max_moves: int | None = None, log: Callable[[str], None] | None = None) -> dict[str, int]:
+               max_moves: int | None = None, log: Callable[[str], None] | None = None,
+               root: str | None = None) -> dict[str, int]:
     """``{file: lead_peak}`` for the games of ``files`` that ``player`` lost (others, and those without a
     peak, are left out). ``cache``: a JSON file of earlier answers, valid for ``key`` (e.g. the network's
-    SHA-256) and each file's size; rewritten atomically when something new was computed."""
+    SHA-256) and each file's size; rewritten atomically when something new was computed. With ``root`` the
+    cache names each file by its path relative to ``root`` (a cache committed in a repository is valid in
+    any clone of it), else by its absolute path."""
     old: dict = {}
     if cache and os.path.exists(cache):
         try:
@@ -105,7 +108,8 @@ def lead_peaks(files: Sequence[str], player: str, evaluator, cache: str | None =
     out: dict[str, int] = {}
     fresh: dict[str, int | None] = {}
     for path in files:
-        tag = f"{os.path.abspath(path)}|{os.path.getsize(path)}|{max_moves}"
+        name = os.path.relpath(os.path.abspath(path), root) if root else os.path.abspath(path)
+        tag = f"{name}|{os.path.getsize(path)}|{max_moves}"
         if tag in old:
             if old[tag] is not None:
                 out[path] = int(old[tag])

@@ -112,7 +112,9 @@ class DataMixin:
 
     def peak_forks(self, size: int, net: str) -> tuple[tuple, tuple]:
         """``(openings, lows)`` around each lost game's peak (``openings.around_peak``), read by the best
-        network ``net`` (no search; answers cached in ``<run>/peaks/<size>.json`` for that network)."""
+        network ``net`` (no search; answers cached for that network in ``peaks/<size>.json`` of the lineage
+        folder, published with it so that a new run folder of the same generation does not read every lost
+        game again, else of the run folder)."""
         from azgo.nets.evaluator import EvalConfig, OnnxEvaluator
 
         from .fork_peaks import lead_peaks, peak_openings
@@ -123,8 +125,9 @@ class DataMixin:
         if not files:
             return (), ()
         evaluator = OnnxEvaluator(net, EvalConfig(threads=1, precision=self.r.selfplay.precision))
-        peaks = lead_peaks(files, op.lost_by, evaluator, cache=os.path.join(self.dir, "peaks", f"{size}.json"),
-                           key=f"{sha256(evaluator.path)}", max_moves=op.max_moves, log=self.log)
+        home = self.path(self.r.lineage.dir) if self.r.lineage.dir else self.dir
+        peaks = lead_peaks(files, op.lost_by, evaluator, cache=os.path.join(home, "peaks", f"{size}.json"),
+                           key=f"{sha256(evaluator.path)}", max_moves=op.max_moves, log=self.log, root=self.r.root)
         before, after = op.around_peak
         pairs = [(opening_moves(f, size, peaks[f] + after), peaks[f]) for f in files if f in peaks]
         return peak_openings([(m, p) for m, p in pairs if m], before, after, op.min_moves)
