@@ -4,6 +4,7 @@ continued from a published lineage."""
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -451,6 +452,38 @@ def test_a_fresh_clone_resumes_past_quantize_with_the_candidates_networks(tmp_pa
     assert "resumed at stage gate" in fourth.stderr and "export done" not in fourth.stderr
     assert (tmp_path / "d" / "gen0001" / "net7.int8.onnx").exists()
     assert json.loads((tmp_path / "d" / "state.json").read_text())["generations"]["1"]["gate"]["games"] == 2
+
+
+@pytest.mark.slow
+def test_a_fresh_clone_goes_on_with_a_training_stopped_part_way(tmp_path):
+    """A session ends in generation 1's training: --publish keeps the training's last checkpoint in the lineage
+    (``training.pt``, by hash), and a new run folder resumes the training from it instead of from step 0."""
+    lin = tmp_path / "lineage"
+    recipe = _variant(tmp_path, 'dir = "<run>/lineage"\ndata = "<run>/data"',
+                      f'dir = "{lin}"\ndata = "{tmp_path / "data"}"', name="pub.toml")
+    recipe.write_text(recipe.read_text().replace("steps = 8\n", "steps = 3000\n").replace("lr_steps = [6]", "lr_steps = [2500]"))
+    loop = AZGO + ["loop", "--recipe", str(recipe), "--generations", "1", "--run-dir"]
+    proc = subprocess.Popen(loop + [str(tmp_path / "b")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    saved = tmp_path / "b" / "gen0001" / "train" / "checkpoint.pt"  # written every 750 steps
+    reached = _wait(saved.exists, proc, 300)
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=120)
+    assert reached
+    pub = subprocess.run(AZGO + ["loop", "--recipe", str(recipe), "--run-dir", str(tmp_path / "b"), "--publish"],
+                         capture_output=True, text=True, timeout=120)
+    assert pub.returncode == 0, pub.stderr[-3000:]
+    todo = json.loads((lin / "lineage.json").read_text())["in_progress"]
+    assert todo["stage"] == "train" and todo["training_checkpoint_sha256"] == sha256(lin / "training.pt")
+    shutil.rmtree(tmp_path / "b")
+    recipe.write_text(recipe.read_text().replace("steps = 3000\n", "steps = 800\n").replace("lr_steps = [2500]", "lr_steps = [700]"))
+    again = subprocess.run(loop + [str(tmp_path / "c")], capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "generation 1's training goes on from its published checkpoint" in again.stderr
+    started = re.findall(r"from step (\d+) to", again.stderr)
+    assert started and int(started[0]) >= 750, again.stderr[-3000:]  # not from step 0
+    pub = json.loads((lin / "lineage.json").read_text())
+    assert pub["generation"] == 1 and not (lin / "training.pt").exists()  # done: the partial checkpoint leaves
 
 
 @pytest.mark.slow

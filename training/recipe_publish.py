@@ -13,7 +13,7 @@ from azgo.engine.atomic import atomic_copy, atomic_target, atomic_write
 
 from .portable import write_portable_checkpoint
 from .recipe import RecipeError
-from .recipe_util import LADDER_FIELDS, LINEAGE_FILE, STAGES, relative_paths, sha256
+from .recipe_util import LADDER_FIELDS, LINEAGE_FILE, STAGES, TRAINING_CHECKPOINT, relative_paths, sha256
 
 
 class PublishMixin:
@@ -262,7 +262,9 @@ class PublishMixin:
         files when they are the promoted ones), with ``training.init = "latest"`` the latest trained checkpoint
         when it is not the best's (``latest.pt``), ``lineage.json``, the ladder; with ``done`` = g, generation g is
         finished; else the generation in progress goes with it (its self-play so far packed as shards, its
-        trained checkpoint, the stage to resume), so that a new run folder (a fresh clone) continues it.
+        trained checkpoint, the stage to resume; in its train stage the training's last checkpoint, ``training.pt``;
+        in its gate or anchors the games those lines have played), so that a new run folder (a fresh clone)
+        continues it.
         Returns the lineage file (None without ``lineage.dir``)."""
         if not self.r.lineage.dir or self.state is None:
             return None
@@ -335,6 +337,12 @@ class PublishMixin:
                 progress["candidate_checkpoint_sha256"] = sha256(cand)
             elif os.path.exists(cand):
                 os.remove(cand)
+            training = os.path.join(lin, TRAINING_CHECKPOINT)  # a training stopped part way: where it got to
+            if self.state["stage"] == "train" and os.path.exists(trained):
+                write_portable_checkpoint(trained, training, self.r.root, self.dir)
+                progress["training_checkpoint_sha256"] = sha256(training)
+            elif os.path.exists(training):
+                os.remove(training)
             past_quantize = STAGES.index(self.state["stage"]) > STAGES.index("quantize")
             nets = self._publish_candidate_nets(g if past_quantize else None, lin)
             if nets:
@@ -342,8 +350,9 @@ class PublishMixin:
             pub["in_progress"] = progress
         else:
             self._publish_candidate_nets(None, lin)
-            if os.path.exists(cand):
-                os.remove(cand)
+            for stale in (cand, os.path.join(lin, TRAINING_CHECKPOINT)):
+                if os.path.exists(stale):
+                    os.remove(stale)
         atomic_write(path, json.dumps(pub, indent=1) + "\n")
         self.write_ladder(lin)
         what = f"generation {finished} done" + (f", generation {self.state['generation']} at stage "

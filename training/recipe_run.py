@@ -49,7 +49,7 @@ from .recipe_data import DataMixin
 from .recipe_lines import LinesMixin, sprt_bounds, sprt_llr  # noqa: F401  (re-exported)
 from .recipe_plan import PlanMixin
 from .recipe_publish import PublishMixin, plot_ladder  # noqa: F401  (re-exported)
-from .recipe_util import LADDER_FIELDS, LINEAGE_FILE, STAGES, relative_paths, sha256  # noqa: F401  (re-exported)
+from .recipe_util import LADDER_FIELDS, LINEAGE_FILE, STAGES, TRAINING_CHECKPOINT, relative_paths, sha256  # noqa: F401  (re-exported)
 
 PID_FILE = "loop.pid"  # the live loop of a run folder
 
@@ -264,6 +264,14 @@ class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
                     state["remake_candidate_nets"] = g
         elif STAGES.index(stage) > STAGES.index("train"):
             stage = "train"  # the trained checkpoint was not published: train again
+        elif stage == "train" and "training_checkpoint_sha256" in todo:  # stopped part way: go on from there
+            src = os.path.join(lin, TRAINING_CHECKPOINT)
+            if os.path.exists(src) and sha256(src) == todo["training_checkpoint_sha256"]:
+                atomic_copy(src, os.path.join(self.gen_dir(g), "train", "checkpoint.pt"))
+                self.log(f"[start] generation {g}'s training goes on from its published checkpoint ({src})")
+            else:
+                self.log(f"[start] generation {g}'s published training checkpoint {src} is missing or does not "
+                         f"match the sha256 that {LINEAGE_FILE} records: it trains from the start")
         if STAGES.index(stage) > STAGES.index("quantize"):  # the games its gate and anchors had played
             self._take_up_started_lines(g, todo.get("lines_started", {}))
         state["generations"][str(g)] = info

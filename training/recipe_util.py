@@ -9,6 +9,7 @@ from .portable import portable_paths
 LADDER_FIELDS = ("generation", "line", "opponent", "size", "seconds", "games", "wins", "losses", "draws",
                  "score", "elo", "promoted", "core_hours")
 LINEAGE_FILE = "lineage.json"
+TRAINING_CHECKPOINT = "training.pt"  # in the lineage folder: a generation's training checkpoint, stopped part way
 STAGES = ("selfplay", "train", "export", "quantize", "gate", "anchors", "promote", "publish")  # of a generation
 
 
