@@ -424,6 +424,9 @@ def test_a_fresh_clone_resumes_past_quantize_with_the_candidates_networks(tmp_pa
     assert absolute_paths(json.loads((lin / "candidate7.json").read_text())) == []  # committed: no machine's path
     shutil.copytree(lin, tmp_path / "lineage-before")
     slow.write_text(slow.read_text().replace("games = 400\nsize = 7", "games = 2\nsize = 7"))
+    plan = subprocess.run(AZGO + ["loop", "--recipe", str(slow), "--run-dir", str(tmp_path / "c"), "--plan"],
+                          capture_output=True, text=True, timeout=120)
+    assert re.search(r"its gate line resumes from its [1-9]\d* games in \S*gen0001-gate", plan.stdout), plan.stdout
     shutil.rmtree(tmp_path / "b")
     third = subprocess.run(loop + [str(tmp_path / "c")], capture_output=True, text=True, timeout=300)
     assert third.returncode == 0, third.stderr[-3000:]
@@ -475,6 +478,9 @@ def test_a_fresh_clone_goes_on_with_a_training_stopped_part_way(tmp_path):
     assert pub.returncode == 0, pub.stderr[-3000:]
     todo = json.loads((lin / "lineage.json").read_text())["in_progress"]
     assert todo["stage"] == "train" and todo["training_checkpoint_sha256"] == sha256(lin / "training.pt")
+    plan = subprocess.run(AZGO + ["loop", "--recipe", str(recipe), "--run-dir", str(tmp_path / "c"), "--plan"],
+                          capture_output=True, text=True, timeout=120)
+    assert "its training goes on from training.pt" in plan.stdout, plan.stdout
     shutil.rmtree(tmp_path / "b")
     recipe.write_text(recipe.read_text().replace("steps = 3000\n", "steps = 800\n").replace("lr_steps = [2500]", "lr_steps = [700]"))
     again = subprocess.run(loop + [str(tmp_path / "c")], capture_output=True, text=True, timeout=600)

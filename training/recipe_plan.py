@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import glob
 import os
 
-from .recipe_util import STAGES
+from .recipe_util import STAGES, TRAINING_CHECKPOINT
 
 
 class PlanMixin:
@@ -37,6 +38,13 @@ class PlanMixin:
                     stage = todo["stage"]
                     if STAGES.index(stage) > STAGES.index("train") and "candidate_checkpoint_sha256" not in todo:
                         stage = "train"  # as the run resumes it: no trained checkpoint was published
+                    if stage == "train" and "training_checkpoint_sha256" in todo:
+                        lines.append(f"       its training goes on from {TRAINING_CHECKPOINT} (published part way)")
+                    for name, folder in sorted(todo.get("lines_started", {}).items()):
+                        if STAGES.index(stage) > STAGES.index("quantize"):
+                            games = glob.glob(os.path.join(self.path(folder), "**", "game*.sgf"), recursive=True)
+                            played = [f for f in games if os.sep + "void" + os.sep not in f]
+                            lines.append(f"       its {name} line resumes from its {len(played)} games in {folder}")
             else:
                 g = 1
                 st = r.start
