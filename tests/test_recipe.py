@@ -464,11 +464,11 @@ def test_a_fresh_clone_goes_on_with_a_training_stopped_part_way(tmp_path):
     lin = tmp_path / "lineage"
     recipe = _variant(tmp_path, 'dir = "<run>/lineage"\ndata = "<run>/data"',
                       f'dir = "{lin}"\ndata = "{tmp_path / "data"}"', name="pub.toml")
-    recipe.write_text(recipe.read_text().replace("steps = 8\n", "steps = 3000\n").replace("lr_steps = [6]", "lr_steps = [2500]"))
+    recipe.write_text(recipe.read_text().replace("steps = 8\n", "steps = 1200\n").replace("lr_steps = [6]", "lr_steps = [1000]"))
     loop = AZGO + ["loop", "--recipe", str(recipe), "--generations", "1", "--run-dir"]
     proc = subprocess.Popen(loop + [str(tmp_path / "b")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
-    saved = tmp_path / "b" / "gen0001" / "train" / "checkpoint.pt"  # written every 750 steps
+    saved = tmp_path / "b" / "gen0001" / "train" / "checkpoint.pt"  # written every 300 steps
     reached = _wait(saved.exists, proc, 300)
     os.killpg(proc.pid, signal.SIGTERM)
     proc.wait(timeout=120)
@@ -482,12 +482,12 @@ def test_a_fresh_clone_goes_on_with_a_training_stopped_part_way(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert "its training goes on from training.pt" in plan.stdout, plan.stdout
     shutil.rmtree(tmp_path / "b")
-    recipe.write_text(recipe.read_text().replace("steps = 3000\n", "steps = 800\n").replace("lr_steps = [2500]", "lr_steps = [700]"))
+    recipe.write_text(recipe.read_text().replace("steps = 1200\n", "steps = 320\n").replace("lr_steps = [1000]", "lr_steps = [310]"))
     again = subprocess.run(loop + [str(tmp_path / "c")], capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]
     assert "generation 1's training goes on from its published checkpoint" in again.stderr
     started = re.findall(r"from step (\d+) to", again.stderr)
-    assert started and int(started[0]) >= 750, again.stderr[-3000:]  # not from step 0
+    assert started and int(started[0]) >= 300, again.stderr[-3000:]  # not from step 0
     pub = json.loads((lin / "lineage.json").read_text())
     assert pub["generation"] == 1 and not (lin / "training.pt").exists()  # done: the partial checkpoint leaves
 
