@@ -21,8 +21,17 @@ played (the ``azgo: MOVE winrate ..., lead ...`` lines of the ``engines.stderr.l
 ``azgo match`` and ``azgo strength`` write; the real komi's lead, also under dynamic komi), matched to the game by
 its moves. Instant, and the lead is the one the game's own search acted on.
 
+With ``--deeper 200,800,3200`` (GNU Go needed) each game lost after a lead is asked whether more search would
+have seen the loss coming: GNU Go's ``estimate_score`` every 6 moves from the largest lead on finds the
+collapse (the last position where GNU Go still gives azgo ``--collapse-high`` points or more before its estimate
+falls below 0; where GNU Go never gave azgo that lead, the position of azgo's largest lead), and that position is
+searched at each visit count (fresh tree, one thread). RESULT lines
+``deeper_games``, ``deeper_lead_<visits>`` (the median of azgo's lead there at that many visits) and
+``deeper_lead_drop`` (median of lead at the fewest visits minus lead at the most): a drop near 0 says the
+network, not the search, missed it; a drop as large as the lead says time would have saved those games.
+
 Usage: python3 benchmarks/lost_leads.py FOLDER... [--player azgo] [--lead 15] [--every 10] [--visits 100] [--won]
-       [--referee] [--from-log] [--quick]
+       [--referee] [--from-log] [--deeper V1,V2,...] [--quick]
 """
 
 from __future__ import annotations
@@ -147,6 +156,37 @@ def referee_lead(path: str, moves: int, colour: int, exe: str) -> float | None:
     return curve[0][1] if curve else None
 
 
+def collapse_point(ref: list[tuple[int, float]], high: float = 10.0) -> int | None:
+    """The move number of the last position of the referee curve ``ref`` ((move, azgo's lead by GNU Go), in order)
+    where azgo still led by ``high`` or more before the first later position where it trails (lead < 0); None when
+    the curve never falls from such a lead below 0."""
+    last_high = None
+    for k, lead in ref:
+        if lead >= high:
+            last_high = k
+        elif lead < 0 and last_high is not None:
+            return last_high
+    return None
+
+
+def deeper_leads(rec, k: int, colour: int, evaluator, visits: list[int]) -> list[float]:
+    """azgo's score lead (points, ``colour``'s side) before move ``k`` of ``rec``, searched afresh at each of
+    ``visits`` (one thread, a new tree each)."""
+    game = rec.to_game(k)
+    out = []
+    for v in visits:
+        r = Searcher(evaluator, SearchConfig(), seed=1).search(game, Limits(visits=v), reuse=False)
+        lead = r.score_lead if r.score_lead is not None else 0.0
+        out.append(lead if game.to_move == colour else -lead)
+    return out
+
+
+def median(xs: list[float]) -> float:
+    ys = sorted(xs)
+    n = len(ys)
+    return (ys[n // 2] if n % 2 else (ys[n // 2 - 1] + ys[n // 2]) / 2) if n else 0.0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("folders", nargs="+")
@@ -159,15 +199,26 @@ def main() -> int:
     ap.add_argument("--referee", action="store_true", help="GNU Go's estimate_score at the largest lead")
     ap.add_argument("--from-log", action="store_true",
                     help="azgo's own leads from the games' engines.stderr.log, nothing searched")
+    ap.add_argument("--deeper", default="",
+                    help="visit counts, e.g. 200,800,3200: search each lost game's collapse point at each")
+    ap.add_argument("--collapse-high", type=float, default=10.0,
+                    help="--deeper: GNU Go's lead for azgo that the collapse falls from (points)")
     args = ap.parse_args()
+    try:
+        deeper = [int(v) for v in args.deeper.split(",") if v.strip()]
+    except ValueError:
+        ap.error(f"--deeper: visit counts separated by commas, not {args.deeper!r}")
+    if any(v < 1 for v in deeper):
+        ap.error("--deeper: visit counts must be >= 1")
+    deep_rows: list[list[float]] = []
     evaluators: dict[int, OnnxEvaluator] = {}
     lost = passed = won = won_hit = agreed = refereed = 0
     exe = None
-    if args.referee:
+    if args.referee or deeper:
         try:
             exe = gnugo_binary()
         except OpponentMissing as e:
-            ap.error(f"--referee: {e}")
+            ap.error(f"--referee/--deeper: {e}")
     t0 = time.perf_counter()
     every = 30 if args.quick else args.every
     logs: dict[str, list] = {}
@@ -200,7 +251,19 @@ def main() -> int:
         hit = best >= args.lead
         passed += hit
         ref = ""
-        if hit and exe is not None:
+        if hit and deeper:
+            picks = list(range(k, len(rec.moves), 6))
+            at_k = collapse_point(referee_curve(f, picks, colour, exe), args.collapse_high)
+            where = f"collapse after move {at_k}"
+            if at_k is None:  # GNU Go never gave azgo such a lead: the misjudgement is at the peak itself
+                at_k, where = k, f"no collapse from a GNU Go lead of {args.collapse_high:g}+, at the peak (move {k})"
+            if n not in evaluators:
+                evaluators[n] = OnnxEvaluator(default_net_path(n), EvalConfig(threads=1, precision="auto"))
+            leads = deeper_leads(rec, at_k, colour, evaluators[n], deeper)
+            deep_rows.append(leads)
+            ref += f"; {where}: azgo's lead there " + ", ".join(
+                f"{lv:+.1f} at {v} visits" for v, lv in zip(deeper, leads))
+        if hit and args.referee:
             gl = referee_lead(f, k, colour, exe)
             if gl is not None:
                 refereed += 1
@@ -215,7 +278,12 @@ def main() -> int:
     print(f"RESULT lost_games {lost}")
     print(f"RESULT lost_after_lead {passed}")
     print(f"RESULT lost_after_lead_share {passed / lost if lost else 0:.3f}")
-    if exe is not None:
+    if deeper:
+        print(f"RESULT deeper_games {len(deep_rows)}")
+        for i, v in enumerate(deeper):
+            print(f"RESULT deeper_lead_{v} {median([row[i] for row in deep_rows]):.1f}")
+        print(f"RESULT deeper_lead_drop {median([row[0] - row[-1] for row in deep_rows]):.1f}")
+    if args.referee:
         print(f"RESULT referee_agreed {agreed}")
         print(f"RESULT referee_agreed_share {agreed / refereed if refereed else 0:.3f}")
     if args.won:

@@ -72,10 +72,11 @@ def test_lead_peaks_keeps_the_lost_games_and_caches_its_answers(tmp_path):
 
 def test_peak_openings_span_the_moves_around_each_peak():
     moves = tuple(range(10, 30))
-    openings, lows = peak_openings([(moves, 8), (moves[:6], 5), (moves, 1), (moves, 8)], before=3, after=4,
-                                   min_moves=2)
+    openings, lows, winners = peak_openings([(moves, 8, 2), (moves[:6], 5), (moves, 1, 1), (moves, 8, 1)],
+                                            before=3, after=4, min_moves=2)
     assert openings == (moves[:12], moves[:6], moves[:5])  # the repeated (moves, 8) kept once
     assert lows == (5, 2, 2)  # 8 - 3; 5 - 3 = 2; 1 - 3 raised to min_moves
+    assert winners == (2, 0, 1)  # the first of the repeated pair's; 0 where none was given
     assert peak_openings([(moves[:4], 9)], before=1, after=0)[1] == (4,)  # a low past the end: the whole opening
 
 
@@ -123,6 +124,7 @@ def test_a_recipe_forks_around_the_peaks_of_the_best_network(tmp_path, monkeypat
     peak = lead_peak(load_sgf(str(games / "lost.sgf")), WHITE,
                      OnnxEvaluator(ROOT / "nets" / "default.onnx", EvalConfig(precision="int8")))
     assert cfg.openings == (tuple(MOVES[:peak + 3]),) and cfg.opening_lows == (max(1, peak - 2),)
+    assert cfg.opening_winners == (BLACK,)  # lost.sgf: azgo (White) lost it
     assert (tmp_path / "run" / "lineage" / "peaks" / "7.json").exists()  # published with the lineage
     monkeypatch.setattr(OnnxEvaluator, "evaluate", lambda *a, **k: pytest.fail("peaks not read from the cache"))
     assert run.selfplay_config(7).openings == cfg.openings
@@ -134,4 +136,33 @@ def test_a_recipe_forks_around_the_peaks_of_the_best_network(tmp_path, monkeypat
         path.write_text(path.read_text().replace(f"around_peak = {bad}", "around_peak = [2, 3]"))
     path.write_text(path.read_text().replace('lost_by = "azgo"\n', ""))
     with pytest.raises(RecipeError, match="around_peak: needs lost_by"):
+        load_recipe(path)
+
+
+def test_a_recipe_puts_its_opponent_on_the_winning_side_of_forked_games(tmp_path, monkeypatch):
+    """``[selfplay.opponent] fork_fraction`` and ``fork_side = "winner"`` reach the self-play config, with the
+    colour that won each forked game; ``winner`` without forks around lost games' peaks is refused."""
+    from azgo.training.recipe import RecipeError, load_recipe
+    from azgo.training.recipe_run import RecipeRun
+    games = tmp_path / "games"
+    games.mkdir()
+    _game_file(games / "lost.sgf")  # azgo White lost: Black won
+    smoke = (ROOT / "recipes" / "smoke.toml").read_text()
+    section = (f'[selfplay.openings]\nsources = ["{games}"]\nfraction = 0.5\nmin_moves = 1\nmax_moves = 30\n'
+               'lost_by = "azgo"\naround_peak = [2, 3]\n\n[selfplay.opponent]\nengine = "python3 engine.py"\n'
+               'fraction = 0.1\nfork_fraction = 0.5\nfork_side = "winner"\n\n[selfplay.komi]')
+    path = tmp_path / "winner.toml"
+    path.write_text(smoke.replace("[selfplay.komi]", section).replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
+    run = RecipeRun(load_recipe(path), str(tmp_path / "run"))
+    monkeypatch.setattr(RecipeRun, "best_net", lambda self, size: str(ROOT / "nets" / "default.onnx"))
+    cfg = run.selfplay_config(7)
+    assert (cfg.opponent, cfg.opponent_fraction, cfg.opponent_fork_fraction) == ("python3 engine.py", 0.1, 0.5)
+    assert cfg.opponent_fork_side == "winner" and cfg.opening_winners == (BLACK,) and len(cfg.openings) == 1
+    path.write_text(path.read_text().replace("fork_fraction = 0.5\n", ""))
+    assert RecipeRun(load_recipe(path), str(tmp_path / "r2")).selfplay_config(7).opponent_fork_fraction is None
+    path.write_text(path.read_text().replace("around_peak = [2, 3]\n", ""))
+    with pytest.raises(RecipeError, match="fork_side: winner needs forked starts around the peaks"):
+        load_recipe(path)
+    path.write_text(path.read_text().replace('fork_side = "winner"', 'fork_side = "loser"'))
+    with pytest.raises(RecipeError, match="fork_side: any or winner"):
         load_recipe(path)

@@ -104,3 +104,15 @@ def test_point_flow_referee_reads_every_sample_from_one_process(tmp_path, gnugo_
     assert [k for k, _ in black] == [0, 2, 4]
     assert all(v > 5 for _, v in black), black
     assert white == [(k, -v) for k, v in black]
+
+
+def test_collapse_point_is_the_last_big_lead_before_the_referee_turns():
+    # GNU Go's leads for azgo: +30, +12, +4 (still ahead), -8 (behind): the collapse falls from move 12
+    assert L.collapse_point([(0, 30.0), (12, 12.0), (24, 4.0), (36, -8.0), (48, 15.0)]) == 12
+    # a lead that is regained and lost again: the first fall counts
+    assert L.collapse_point([(0, 11.0), (6, -1.0), (12, 20.0), (18, -30.0)]) == 0
+    # never behind, or never far enough ahead: no collapse
+    assert L.collapse_point([(0, 30.0), (6, 2.0)]) is None
+    assert L.collapse_point([(0, 9.0), (6, -20.0)]) is None
+    assert L.collapse_point([(0, 9.0), (6, -20.0)], high=5.0) == 0
+    assert L.median([3.0, -1.0, 10.0]) == 3.0 and L.median([1.0, 2.0]) == 1.5 and L.median([]) == 0.0

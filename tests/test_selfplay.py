@@ -422,3 +422,32 @@ def test_a_mix_of_self_play_and_opponent_games(tmp_path):
             assert rec.black == rec.white == "scripted"
     with pytest.raises(ValueError, match="needs an opponent"):
         SelfPlayConfig(opponent_fraction=0.2)
+
+
+def test_forked_games_put_the_opponent_on_the_side_that_won_the_source_game(tmp_path):
+    """``opponent_fork_fraction`` and ``opponent_fork_side = "winner"``: every forked game (and no game from the
+    empty board) is against the opponent, which plays the colour that won the game its start comes from."""
+    openings = ((24, 16, 32, 18, 10, 40), (16, 24, 10))  # the first won by Black, the second by White
+    cfg = small_cfg(opponent=_opponent_cmd(tmp_path, "pass"), opponent_name="passer", opponent_fraction=0.0,
+                    opponent_fork_fraction=1.0, opponent_fork_side="winner", openings=openings,
+                    opening_fraction=0.5, opening_winners=(BLACK, 3 - BLACK))
+    stats = SelfPlayRunner(ScriptedEvaluator(), cfg, seed=4, net_id="scripted", out_dir=str(tmp_path / "g")).play(10)
+    recs = [load_sgf(p) for p in archive_games(str(tmp_path / "g"))]
+    forked = [r for r in recs if "AZO" in r.root_props]
+    assert len(recs) == stats.games == 10 and 0 < len(forked) < 10
+    sides = set()
+    for rec in recs:
+        if rec not in forked:
+            assert "AZE" not in rec.root_props and rec.black == rec.white == "scripted"
+            continue
+        first = rec.nodes[0].move
+        side = rec.root_props["AZE"].split(":")[0]
+        assert side == ("B" if first == openings[0][0] else "W"), (first, side)
+        sides.add(side)
+    assert stats.opponent_games == len(forked)
+    with pytest.raises(ValueError, match="opening_winners"):
+        small_cfg(openings=openings, opening_fraction=0.5, opening_winners=(BLACK,))
+    with pytest.raises(ValueError, match="opponent_fork_side"):
+        small_cfg(opponent="x", opponent_fork_fraction=0.5, opponent_fork_side="loser")
+    with pytest.raises(ValueError, match="needs an opponent"):
+        small_cfg(opponent_fork_fraction=0.5)

@@ -134,19 +134,22 @@ def lead_peaks(files: Sequence[str], player: str, evaluator, cache: str | None =
     return out
 
 
-def peak_openings(sequences: Iterable[tuple[tuple[int, ...], int]], before: int, after: int, min_moves: int = 1,
-                  ) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]:
-    """Forked starts around each game's peak: ``sequences`` holds ``(moves, peak)`` pairs (a game's moves from
-    the empty board, and the number of them played at its peak). Each opening is the game's moves up to
-    ``peak + after`` and its shortest prefix ``peak - before`` (at least ``min_moves`` and at most the
-    opening's length), so that a fork starts anywhere within ``before`` moves before and ``after`` after the
-    peak. Returns ``(openings, lows)`` for ``SelfPlayConfig.openings`` and ``opening_lows``; duplicates of
-    the same opening and low are kept once."""
-    seen: dict[tuple[tuple[int, ...], int], None] = {}
-    for moves, peak in sequences:
+def peak_openings(sequences: Iterable[tuple], before: int, after: int, min_moves: int = 1,
+                  ) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...], tuple[int, ...]]:
+    """Forked starts around each game's peak: ``sequences`` holds ``(moves, peak)`` or ``(moves, peak, winner)``
+    tuples (a game's moves from the empty board, the number of them played at its peak, and the colour that won
+    it). Each opening is the game's moves up to ``peak + after`` and its shortest prefix ``peak - before`` (at
+    least ``min_moves`` and at most the opening's length), so that a fork starts anywhere within ``before`` moves
+    before and ``after`` after the peak. Returns ``(openings, lows, winners)`` for ``SelfPlayConfig.openings``,
+    ``opening_lows`` and ``opening_winners`` (0 where no winner was given); duplicates of the same opening and
+    low are kept once, with the first one's winner."""
+    seen: dict[tuple[tuple[int, ...], int], int] = {}
+    for item in sequences:
+        moves, peak = item[0], item[1]
+        winner = item[2] if len(item) > 2 else 0
         seq = tuple(moves[:max(1, peak + after)])
         if not seq:
             continue
         low = min(max(min_moves, peak - before, 1), len(seq))
-        seen.setdefault((seq, low), None)
-    return tuple(s for s, _ in seen), tuple(lo for _, lo in seen)
+        seen.setdefault((seq, low), winner)
+    return tuple(s for s, _ in seen), tuple(lo for _, lo in seen), tuple(seen.values())

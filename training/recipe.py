@@ -129,12 +129,16 @@ class Handicap:
 class Opponent:
     """``fraction`` of the self-play games are the best network against an outside ``engine`` (``gnugo`` at
     ``level``, ``pachi`` at ``playouts`` a move, or a GTP command line): its moves are not trained on, azgo's
-    are, valued by how the game ended."""
+    are, valued by how the game ended. Forked games (``[selfplay.openings]``) are against it at
+    ``fork_fraction`` instead when that is set (>= 0), and with ``fork_side = "winner"`` it plays the colour
+    that won the game the start comes from: it goes on from where it (or another engine) took the game."""
 
     engine: str = ""
     level: int = 10
     playouts: int = 5000  # Pachi's fixed search a move (``-t =N``): self-play games have no clock
     fraction: float = 0.0
+    fork_fraction: float = -1.0  # of the forked games, the share against it (negative: ``fraction`` too)
+    fork_side: str = "any"  # forked games: "any" colour, or "winner": the side that won the game forked from
 
 
 @dataclass(frozen=True)

@@ -76,9 +76,16 @@ def _check_selfplay(r: Recipe, fail, num) -> None:
     num("selfplay.opponent.fraction", o.fraction, 0, 1)
     num("selfplay.opponent.level", o.level, 1, 10)
     num("selfplay.opponent.playouts", o.playouts, 1, 10_000_000)
-    if o.fraction > 0 and not o.engine.strip():
+    if o.fork_fraction >= 0:
+        num("selfplay.opponent.fork_fraction", o.fork_fraction, 0, 1)
+    if (o.fraction > 0 or o.fork_fraction > 0) and not o.engine.strip():
         fail("selfplay.opponent.engine", "games against an opponent (fraction > 0) need its engine: gnugo, pachi "
              "or a GTP command line")
+    if o.fork_side not in ("any", "winner"):
+        fail("selfplay.opponent.fork_side", f"any or winner, got {o.fork_side!r}")
+    if o.fork_side == "winner" and not (sp.openings.around_peak and sp.openings.lost_by):
+        fail("selfplay.opponent.fork_side", "winner needs forked starts around the peaks of lost games "
+             "([selfplay.openings] around_peak and lost_by)")
     k = sp.komi
     num("selfplay.komi.stdev", k.stdev, 0)
     num("selfplay.komi.wide_fraction", k.wide_fraction, 0, 1)

@@ -48,9 +48,9 @@ class DataMixin:
         best of the run)."""
         from .selfplay import SelfPlayConfig, load_openings
         sp = self.r.selfplay
-        forks, lows = (), ()
+        forks, lows, winners = (), (), ()
         if sp.openings.fraction > 0 and sp.openings.around_peak:
-            forks, lows = self.peak_forks(size, net or self.best_net(size))
+            forks, lows, winners = self.peak_forks(size, net or self.best_net(size))
         elif sp.openings.fraction > 0:
             files = self.opening_files(size)
             try:
@@ -62,7 +62,8 @@ class DataMixin:
             full_prob=sp.full_prob, resign_threshold=sp.resign_threshold, no_resign_fraction=sp.no_resign_fraction,
             concurrent_games=sp.concurrent_games, max_moves=sp.max_moves or None, precision=sp.precision,
             openings=forks, opening_fraction=sp.openings.fraction if forks else 0.0,
-            opening_min_moves=sp.openings.min_moves, opening_lows=lows, komi_stdev=sp.komi.stdev,
+            opening_min_moves=sp.openings.min_moves, opening_lows=lows, opening_winners=winners,
+            komi_stdev=sp.komi.stdev,
             komi_wide_fraction=sp.komi.wide_fraction, komi_range=tuple(float(x) for x in sp.komi.range),
             handicap_fraction=sp.handicap.fraction, handicap_stones=tuple(sp.handicap.stones),
             handicap_komi=sp.handicap.komi, handicap_resign=sp.handicap.resign, gumbel_m=sp.gumbel_m,
@@ -73,17 +74,18 @@ class DataMixin:
         RecipeError when it is missing). Pachi plays one thread, ``playouts`` a move, and passes only once
         every group is settled (``pass_all_alive``), as in the strength lines."""
         o = self.r.selfplay.opponent
-        if o.fraction <= 0:
+        if o.fraction <= 0 and o.fork_fraction <= 0:
             return {}
+        forks = {"opponent_fraction": o.fraction, "opponent_fork_side": o.fork_side,
+                 "opponent_fork_fraction": o.fork_fraction if o.fork_fraction >= 0 else None}
         if o.engine not in ("gnugo", "pachi"):
-            return {"opponent": o.engine, "opponent_fraction": o.fraction}
+            return {"opponent": o.engine, **forks}
         from azgo.gtp.opponents import OpponentMissing, gnugo_command, pachi_command
         try:
             if o.engine == "pachi":
-                return {"opponent": f"{pachi_command(1)} -t ={o.playouts}", "opponent_fraction": o.fraction,
-                        "opponent_name": f"Pachi {o.playouts}"}
-            return {"opponent": gnugo_command(o.level), "opponent_fraction": o.fraction,
-                    "opponent_name": f"GNU Go {o.level}"}
+                return {"opponent": f"{pachi_command(1)} -t ={o.playouts}", "opponent_name": f"Pachi {o.playouts}",
+                        **forks}
+            return {"opponent": gnugo_command(o.level), "opponent_name": f"GNU Go {o.level}", **forks}
         except OpponentMissing as e:
             raise RecipeError(f"selfplay.opponent: {e}") from None
 
@@ -110,8 +112,10 @@ class DataMixin:
             out.append(f)
         return out
 
-    def peak_forks(self, size: int, net: str) -> tuple[tuple, tuple]:
-        """``(openings, lows)`` around each lost game's peak (``openings.around_peak``), read by the best
+    def peak_forks(self, size: int, net: str) -> tuple[tuple, tuple, tuple]:
+        """``(openings, lows, winners)`` around each lost game's peak (``openings.around_peak``; winners: the
+        colour that won each game forked from, the side ``[selfplay.opponent] fork_side = "winner"`` gives the
+        opponent), read by the best
         network ``net`` (no search; answers cached for that network in ``peaks/<size>.json`` of the lineage
         folder, published with it so that a new run folder of the same generation does not read every lost
         game again, else of the run folder)."""
@@ -123,7 +127,7 @@ class DataMixin:
         op = self.r.selfplay.openings
         files = [f for f in self.opening_files(size) if opening_moves(f, size, 1)]  # even games only
         if not files:
-            return (), ()
+            return (), (), ()
         # the self-play workers have not started: the evaluation gets the cores (19x19, batches of 32, int8: 5.8 s
         # against 10.2 s with one thread for four games on the 2-core machine, the same peaks)
         threads = max(1, min(os.cpu_count() or 1, 8))
@@ -132,8 +136,21 @@ class DataMixin:
         peaks = lead_peaks(files, op.lost_by, evaluator, cache=os.path.join(home, "peaks", f"{size}.json"),
                            key=f"{sha256(evaluator.path)}", max_moves=op.max_moves, log=self.log, root=self.r.root)
         before, after = op.around_peak
-        pairs = [(opening_moves(f, size, peaks[f] + after), peaks[f]) for f in files if f in peaks]
-        return peak_openings([(m, p) for m, p in pairs if m], before, after, op.min_moves)
+        rows = [(opening_moves(f, size, peaks[f] + after), peaks[f], self._winner(f, op.lost_by))
+                for f in files if f in peaks]
+        return peak_openings([row for row in rows if row[0]], before, after, op.min_moves)
+
+    @staticmethod
+    def _winner(path: str, lost_by: str) -> int:
+        """The colour that won the game in ``path`` when ``lost_by`` lost it (0 when not known)."""
+        from azgo.engine.board import BLACK, WHITE
+        from azgo.engine.sgf import load_sgf
+
+        from .fork_peaks import loser_colour
+        if not lost_by:
+            return 0
+        loser = loser_colour(load_sgf(path), lost_by)
+        return WHITE if loser == BLACK else BLACK if loser == WHITE else 0
 
     def _expand(self, rel: str) -> list[str]:
         return [self.path(rel)] if rel.startswith("<run>/") else self.r.expand(rel)

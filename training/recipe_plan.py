@@ -69,11 +69,16 @@ class PlanMixin:
                      + ("" if sp.handicap.resign else ", played out"))
         lines.append(f"            resignation below winrate {sp.resign_threshold:g}; {sp.no_resign_fraction:g} of games "
                      "played out (komi_augment moves the komi of their positions only)")
-        if sp.opponent.fraction:
-            who = {"gnugo": f"GNU Go level {sp.opponent.level}",
-                   "pachi": f"Pachi at {sp.opponent.playouts} playouts a move"}.get(sp.opponent.engine,
-                                                                                 repr(sp.opponent.engine))
-            lines.append(f"            {sp.opponent.fraction:g} of games against {who} (its moves not trained on)")
+        o = sp.opponent
+        if o.fraction or o.fork_fraction > 0:
+            who = {"gnugo": f"GNU Go level {o.level}",
+                   "pachi": f"Pachi at {o.playouts} playouts a move"}.get(o.engine, repr(o.engine))
+            forked = ""
+            if o.fork_fraction >= 0 or o.fork_side == "winner":
+                share = o.fork_fraction if o.fork_fraction >= 0 else o.fraction
+                forked = (f"; of forked games {share:g}" if o.fork_fraction >= 0 else "; forked games alike") + (
+                    ", it taking the side that won the game forked from" if o.fork_side == "winner" else "")
+            lines.append(f"            {o.fraction:g} of games against {who} (its moves not trained on){forked}")
         if sp.openings.fraction:
             lines.append(f"            forked starts: {sp.openings.fraction:g} of even games from the first "
                          f"{sp.openings.min_moves}-{sp.openings.max_moves} moves of the games in "

@@ -30,9 +30,12 @@ Per move (KataGo's efficiency tricks, shared/research/engines.md R5):
   ``handicap_resign``, handicap games are played out: the score head learns what stones are worth only from
   games that reach a final position.
 * an outside opponent (optional, ``opponent``: a GTP engine's command line, e.g. GNU Go): ``opponent_fraction``
-  of the games are azgo against it, azgo's colour drawn per game. Self-play cannot show the network a kill that
-  neither side of it sees; an engine that reads tactics (GNU Go kills the big groups azgo's network counts alive)
-  plays those kills, and the game's result and final ownership label azgo's positions. azgo's moves in such
+  of the games are azgo against it, azgo's colour drawn per game (forked games: ``opponent_fork_fraction``
+  of them, and with ``opponent_fork_side = "winner"`` the opponent takes the colour that won the game the
+  start was forked from, per ``opening_winners``: it goes on from where the kill was played). Self-play
+  cannot show the network a kill that neither side of it sees; an engine that reads tactics (GNU Go kills
+  the big groups azgo's network counts alive) plays those kills, and the game's result and final ownership
+  label azgo's positions. azgo's moves in such
   games are all full searches (``AZT[1]``: policy, value, ownership targets); the opponent's carry ``AZT[0]``
   (never trained on) and the root ``AZE`` names its colour and name (``W:GNU Go``). The engine gets the same
   start (handicap stones by ``set_free_handicap``, the forked opening's moves) and plays in a thread of its
@@ -119,12 +122,25 @@ class SelfPlayConfig:
     opponent: str = ""  # a GTP engine's command line: ``opponent_fraction`` of the games are azgo against it
     opponent_fraction: float = 0.0
     opponent_name: str = ""  # its name in the records (``PB``/``PW``, ``AZE``); default the program's file name
+    opponent_fork_fraction: float | None = None  # share of the forked games against it (None: opponent_fraction)
+    opponent_fork_side: str = "any"  # forked games: "any" colour, or "winner": the colour that won the source game
+    opening_winners: tuple[int, ...] = ()  # per opening, the colour that won the game it comes from (0: unknown)
 
     def __post_init__(self) -> None:
         if not 0 <= self.opponent_fraction <= 1:
             raise ValueError("opponent_fraction must be in [0, 1]")
         if self.opponent_fraction > 0 and not self.opponent.strip():
             raise ValueError("opponent_fraction > 0 needs an opponent (a GTP engine's command line)")
+        if self.opponent_fork_fraction is not None:
+            if not 0 <= self.opponent_fork_fraction <= 1:
+                raise ValueError("opponent_fork_fraction must be in [0, 1]")
+            if self.opponent_fork_fraction > 0 and not self.opponent.strip():
+                raise ValueError("opponent_fork_fraction > 0 needs an opponent (a GTP engine's command line)")
+        if self.opponent_fork_side not in ("any", "winner"):
+            raise ValueError(f"opponent_fork_side must be any or winner, got {self.opponent_fork_side!r}")
+        if self.opening_winners and (len(self.opening_winners) != len(self.openings) or any(
+                w not in (0, BLACK, WHITE) for w in self.opening_winners)):
+            raise ValueError("opening_winners needs one colour per opening (BLACK, WHITE or 0 when unknown)")
         if not 0 <= self.opening_fraction <= 1:
             raise ValueError("opening_fraction must be in [0, 1]")
         if self.opening_fraction > 0 and not self.openings:
@@ -338,8 +354,9 @@ class SelfPlayRunner:
         if stones:
             game.place_fixed_handicap(stones)
         slot = _Slot(game, searcher, Player(searcher, self.pcfg), gseed, resign_on=resign_on, rng=rng)
+        fork = None
         if not stones and cfg.openings and rng.random() < cfg.opening_fraction:
-            i = rng.randrange(len(self.cfg.openings))
+            i = fork = rng.randrange(len(self.cfg.openings))
             seq = self.cfg.openings[i]
             low = self.cfg.opening_lows[i] if self.cfg.opening_lows else min(self.cfg.opening_min_moves, len(seq))
             for move in seq[:rng.randint(low, len(seq))]:
@@ -348,8 +365,15 @@ class SelfPlayRunner:
                 slot.game.play(move)
                 slot.props.append({"AZT": "0"})
                 slot.opening += 1
-        if cfg.opponent_fraction > 0 and rng.random() < cfg.opponent_fraction:
-            slot.opp = rng.choice((BLACK, WHITE))
+        against = cfg.opponent_fraction
+        if fork is not None and cfg.opponent_fork_fraction is not None:
+            against = cfg.opponent_fork_fraction
+        if against > 0 and rng.random() < against:
+            winner = cfg.opening_winners[fork] if fork is not None and cfg.opening_winners else 0
+            if cfg.opponent_fork_side == "winner" and winner:
+                slot.opp = winner  # the opponent goes on with the side that won the game the start comes from
+            else:
+                slot.opp = rng.choice((BLACK, WHITE))
         return slot
 
     # ------------------------------------------------------------------ the outside opponent
