@@ -69,13 +69,19 @@ def lead_curve(rec, colour: int, evaluator, every: int, visits: int) -> list[tup
     out = []
     searcher = Searcher(evaluator, SearchConfig(), seed=1)
     for k in range(every, len(rec.moves), every):
-        game = rec.to_game(k)
-        r = searcher.search(game, Limits(visits=visits), reuse=False)
-        if r.score_lead is None:
-            continue
-        lead = r.score_lead if game.to_move == colour else -r.score_lead
-        out.append((k, lead))
+        lead = searched_lead(searcher, rec.to_game(k), colour, visits)
+        if lead is not None:
+            out.append((k, lead))
     return out
+
+
+def searched_lead(searcher, game, colour: int, visits: int) -> float | None:
+    """``colour``'s score lead (points) in ``game`` by a fresh search of ``visits`` visits; None without a
+    score head."""
+    r = searcher.search(game, Limits(visits=visits), reuse=False)
+    if r.score_lead is None:
+        return None
+    return r.score_lead if game.to_move == colour else -r.score_lead
 
 
 def decided_games(folders, player: str):
@@ -173,12 +179,7 @@ def deeper_leads(rec, k: int, colour: int, evaluator, visits: list[int]) -> list
     """azgo's score lead (points, ``colour``'s side) before move ``k`` of ``rec``, searched afresh at each of
     ``visits`` (one thread, a new tree each)."""
     game = rec.to_game(k)
-    out = []
-    for v in visits:
-        r = Searcher(evaluator, SearchConfig(), seed=1).search(game, Limits(visits=v), reuse=False)
-        lead = r.score_lead if r.score_lead is not None else 0.0
-        out.append(lead if game.to_move == colour else -lead)
-    return out
+    return [searched_lead(Searcher(evaluator, SearchConfig(), seed=1), game, colour, v) or 0.0 for v in visits]
 
 
 def median(xs: list[float]) -> float:
