@@ -59,6 +59,11 @@ def _variant(tmp_path, old: str, new: str, name="bad.toml") -> Path:
     ("[window]\n", '[selfplay.opponent]\nengine = "pachi"\nplayouts = 0\nfraction = 0.1\n\n[window]\n',
      "selfplay.opponent.playouts: must be in"),
     ("[training]\n", '[training]\nnet = "b7x"\n', "training.net: unknown network size 'b7x'"),
+    ('entries = { 7 = "smoke7.onnx" }', 'entries = { 7 = "smoke7.onnx" }\nlines = ["gnugo7"]',
+     "promotion.lines: 'gnugo7' is not an anchor line"),
+    ('entries = { 7 = "smoke7.onnx" }', 'entries = { 7 = "smoke7.onnx" }\nlines = ["g7"]\n\n[[anchors]]\n'
+     'name = "g7"\nopponent = "gnugo"\nsize = 7\nevery = 2', "promotion.lines: 'g7' plays every 2 generations"),
+    ("threshold = 0.0", "threshold = 0.0\nnet_size = 9", "gate.net_size: no network is exported for 9x9"),
 ])
 def test_a_bad_field_fails_naming_the_field(tmp_path, old, new, field):
     bad = _variant(tmp_path, old, new)
@@ -843,3 +848,57 @@ def test_promote_by_hand_makes_a_finished_generation_the_best_with_its_reason(tm
     again = subprocess.run(AZGO + ["loop", "--recipe", str(recipe_file), "--run-dir", str(tmp_path / "run"),
                                    "--promote", "2"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert again.returncode == 2 and "--promote needs --reason" in again.stderr
+
+
+def test_a_generation_its_gate_promotes_is_packaged_only_if_it_holds_the_packaged_cards_lines(tmp_path):
+    """``[promotion] lines``: a generation that passed its gate becomes the best network (the lineage goes on from
+    it) but replaces the registry file only if each named anchor line scores at least what the packaged network's
+    card records on the same terms; a record on other terms (more games) does not count."""
+    from azgo.training.recipe_run import RecipeRun
+    text = SMOKE.read_text().replace('entries = { 7 = "smoke7.onnx" }', 'entries = { 7 = "smoke7.onnx" }\n'
+                                     'lines = ["gnugo7"]\n\n[[anchors]]\nname = "gnugo7"\nopponent = "gnugo"\n'
+                                     'level = 10\ngames = 4\nsize = 7\nkomi = 9.0\nseconds = 1.0\nsame_clock = false')
+    recipe_file = tmp_path / "r.toml"
+    recipe_file.write_text(text.replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
+    run = RecipeRun(load_recipe(recipe_file), str(tmp_path / "run"))
+    for g in (1, 2, 3):
+        Path(run.gen_dir(g), "train").mkdir(parents=True, exist_ok=True)
+        Path(run.cand_net(g, 7)).write_bytes(f"generation {g}'s 7x7 network".encode())
+    reg = tmp_path / "run" / "registry"
+    reg.mkdir()
+    (reg / "smoke7.onnx").write_bytes(b"the packaged network")
+
+    def rec(line, opponent, wins, games, **kw):
+        return {"line": line, "opponent": opponent, "size": 7, "komi": 9.0, "handicap": 0, "seconds": 1.0,
+                "visits": None, "threads": 1, "games": games, "wins": wins, "losses": games - wins, "draws": 0,
+                "command": "azgo match -a 'azgo gtp' -b 'gnugo --mode gtp --level 10'", "games_folder": "x"} | kw
+    card = {"name": "smoke7", "strength": [rec("gnugo7", "GNU Go 3.8 level 10", 3, 4),
+                                           rec("gnugo7", "GNU Go 3.8 level 10", 40, 40)]}  # other terms
+    (reg / "smoke7.json").write_text(json.dumps(card))
+    gate = {"line": "gate", "opponent": "best", "size": 7, "games": 2, "wins": 2, "losses": 0, "draws": 0,
+            "score": 1.0, "passed": True}
+    run.state = {"recipe": run.r.name, "generation": 2, "stage": "promote", "ladder": [], "selfplay": [],
+                 "core_hours": 0.0, "generations": {"1": {"promoted": True},
+                                                     "2": {"gate": gate, "anchors": {"gnugo7": rec("gnugo7", "gnugo", 2, 4)}}},
+                 "best": {"generation": 1, "checkpoint": "", "nets": {"7": run.cand_net(1, 7)}}}
+    logged = []
+    run.log = logged.append
+    run.stage_promote(2)
+    info = run.state["generations"]["2"]
+    assert run.state["best"]["generation"] == 2 and info["promoted"] and info["packaged"] is False
+    assert (reg / "smoke7.onnx").read_bytes() == b"the packaged network"
+    assert "gnugo7 2-2-0 of 4 against the packaged smoke7.onnx's 3-1-0 of 4" in info["packaging"][0]
+    assert any(line.startswith("[gen 2] not packaged: gnugo7 2-2-0") for line in logged)
+    # as many wins as the packaged network: it replaces the file, and its card records its own lines
+    run.state["generations"]["3"] = {"gate": gate, "anchors": {"gnugo7": rec("gnugo7", "gnugo", 3, 4)}}
+    run.stage_promote(3)
+    assert run.state["generations"]["3"]["packaged"] is True
+    assert (reg / "smoke7.onnx").read_bytes() == b"generation 3's 7x7 network"
+    assert [r["wins"] for r in json.loads((reg / "smoke7.json").read_text())["strength"] if r["line"] == "gnugo7"] == [3]
+    # a card with no line on these terms holds nothing back
+    run.state["generations"]["4"] = {"gate": gate, "anchors": {"gnugo7": rec("gnugo7", "gnugo", 0, 4)}}
+    Path(run.gen_dir(4), "train").mkdir(parents=True)
+    Path(run.cand_net(4, 7)).write_bytes(b"generation 4's 7x7 network")
+    (reg / "smoke7.json").write_text(json.dumps({"strength": [rec("gnugo7", "gnugo", 4, 4, komi=7.5)]}))
+    run.stage_promote(4)
+    assert run.state["generations"]["4"]["packaged"] is True

@@ -261,7 +261,9 @@ class Match:
     ``handicap`` stones (azgo White), ``level`` for GNU Go. Under ``same_clock`` both engines receive
     the time setting (byo-yomi of ``seconds`` a move): the opponent spends it too. ``parallel`` sub-lines
     play at once (each in its own folder, one core each), as the campaign ran its lines. An anchor line
-    runs every ``every`` generations (1: each one)."""
+    runs every ``every`` generations (1: each one). ``net_size``: the exported network that plays, by the
+    board size of its batch-norm statistics (0: the line's own size), e.g. the 19x19 network on 13x13 as the
+    registry gives it to users there."""
 
     name: str = "gate"
     opponent: str = "best"
@@ -276,6 +278,7 @@ class Match:
     same_clock: bool = True
     parallel: int = 1
     every: int = 1
+    net_size: int = 0
 
 
 @dataclass(frozen=True)
@@ -295,10 +298,16 @@ class Gate(Match):
 @dataclass(frozen=True)
 class Promotion:
     """entries: registry file per board size (``{19 = "large19.onnx"}``) a promoted network replaces, with
-    its card; registry: the folder of ``registry.json`` (relative to root; default the package's nets/)."""
+    its card; registry: the folder of ``registry.json`` (relative to root; default the package's nets/).
+    ``lines``: names of anchor lines that decide packaging. A generation its gate promotes becomes the best
+    network (the lineage goes on from it) but replaces the registry entries only if, on each of these lines, it
+    scores at least what the packaged network's card records for a line on the same terms (opponent and its
+    level, board, komi, handicap, seconds, threads, games); a line the card has no record of does not hold it
+    back. The gate decides the lineage, these lines what users play."""
 
     entries: dict = field(default_factory=dict)
     registry: str = "nets"
+    lines: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -195,8 +195,11 @@ def _check_matches(r: Recipe, fail, num) -> None:
         num(f"{label}.every", m.every, 1)
         if not 7 <= m.size <= 19:
             fail(f"{label}.size", f"a board size 7-19, got {m.size}")
-        if m.size not in bn:
-            fail(f"{label}.size", f"no network is exported for {m.size}x{m.size} (export.bn_sizes)")
+        if m.net_size and m.net_size not in bn:
+            fail(f"{label}.net_size", f"no network is exported for {m.net_size}x{m.net_size} (export.bn_sizes)")
+        elif not m.net_size and m.size not in bn:
+            fail(f"{label}.size", f"no network is exported for {m.size}x{m.size} (export.bn_sizes; net_size "
+                                  "names another exported network to play it)")
         if m.handicap and not 2 <= m.handicap <= 9:
             fail(f"{label}.handicap", f"0 or 2-9 stones, got {m.handicap}")
         if m.komi * 2 != int(m.komi * 2):
@@ -225,3 +228,16 @@ def _check_promotion(r: Recipe, fail, num) -> None:
             fail(f"promotion.entries.{n}", f"no network is exported for {n}x{n} (export.bn_sizes)")
         if not f.endswith(".onnx") or "/" in f:
             fail(f"promotion.entries.{n}", f"a file name ending in .onnx in the registry folder, got {f!r}")
+    anchors = {a.name: a for a in r.anchors}
+    for name in r.promotion.lines:
+        a = anchors.get(name)
+        if a is None:
+            fail("promotion.lines", f"{name!r} is not an anchor line (anchors: {sorted(anchors)})")
+        elif a.every != 1:
+            fail("promotion.lines", f"{name!r} plays every {a.every} generations: a line that decides packaging "
+                                    "plays every generation (every = 1)")
+        elif a.opponent == "best":
+            fail("promotion.lines", f"{name!r} plays the best network: packaging is decided against a fixed "
+                                    "opponent (gnugo, pachi or a GTP command)")
+    if r.promotion.lines and not r.promotion.entries:
+        fail("promotion.lines", "decide packaging: set promotion.entries (the registry files) too")

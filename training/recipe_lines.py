@@ -43,7 +43,7 @@ class LinesMixin:
 
     def _opponent(self, m) -> str:
         if m.opponent == "best":
-            return self._azgo(self.best_net(m.size), m)
+            return self._azgo(self.best_net(m.net_size or m.size), m)
         from azgo.gtp.opponents import OpponentMissing, gnugo_command, pachi_command
         try:
             if m.opponent == "gnugo":
@@ -66,7 +66,7 @@ class LinesMixin:
         combined summary."""
         from azgo.gtp.match import run_match_parts
         name_b = m.opponent if m.opponent in ("best", "gnugo", "pachi") else m.name
-        cmd_a, cmd_b, ts = self._azgo(self.cand_net(g, m.size), m), self._opponent(m), self._time_settings(m)
+        cmd_a, cmd_b, ts = self._azgo(self.cand_net(g, m.net_size or m.size), m), self._opponent(m), self._time_settings(m)
         summary = run_match_parts(cmd_a, cmd_b, m.games, m.parallel, sgf_dir=folder, log=self.log,
                                   should_stop=should_stop, size=m.size, komi=m.komi, time_settings=ts,
                                   name_a=f"gen{g}", name_b=name_b, resume=True, replay_crashes="b",

@@ -134,13 +134,16 @@ class PlanMixin:
                 rule = (f"; SPRT elo {r.gate.elo0:g} vs {r.gate.elo1:g}, alpha {r.gate.alpha:g}, beta {r.gate.beta:g}"
                         if r.gate.rule == "sprt" else f"; passes at a score >= {r.gate.threshold:g}")
             lines.append(f"  {m.name}: {m.games} games against {m.opponent} on {m.size}x{m.size}, komi {m.komi:g}"
+                         + (f" (the {m.net_size}x{m.net_size} network)" if m.net_size and m.net_size != m.size else "")
                          + (f", {m.handicap} handicap stones" if m.handicap else "") + f", {how}{rule}"
                          + (f" ({m.parallel} at once)" if m.parallel > 1 else "")
                          + (f"; every {m.every} generations" + ("" if g % m.every else ", this one")
                             if m is not r.gate and m.every > 1 else ""))
         p = r.promotion
         lines.append("  promote: " + (", ".join(f"{n}x{n} -> {p.registry}/{f}" for n, f in sorted(p.entries.items()))
-                                      if p.entries else "best network of the run only (no registry entry)"))
+                                      if p.entries else "best network of the run only (no registry entry)")
+                     + (f"; packaged only if {', '.join(p.lines)} score at least the packaged network's card on the"
+                        " same terms" if p.lines else ""))
         lines.append("  publish: " + (f"{r.lineage.dir} (best.pt, lineage.json, ladder)" if r.lineage.dir else "nothing")
                      + (f", self-play shards under {r.lineage.data}/" if r.lineage.data else ""))
         return "\n".join(lines)

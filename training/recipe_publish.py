@@ -7,6 +7,7 @@ import csv
 import glob
 import json
 import os
+import re
 from pathlib import Path
 
 from azgo.engine.atomic import atomic_copy, atomic_target, atomic_write
@@ -46,8 +47,46 @@ class PublishMixin:
                               "nets": nets}
         info["promoted"] = True
         if self.r.promotion.entries:
-            self._promote_registry(g, info)
+            held = self.packaging_held_back(info)
+            info["packaged"] = not held
+            if held:
+                info["packaging"] = held
+                for why in held:
+                    self.log(f"[gen {g}] not packaged: {why}")
+            else:
+                self._promote_registry(g, info)
         self.log(f"[gen {g}] promoted: generation {g} is the best network")
+
+    def packaging_held_back(self, info: dict) -> list[str]:
+        """Why a generation its gate promoted does not replace the registry entries (empty: it does): for each
+        of ``promotion.lines``, its anchor record scored below the line on the same terms in the card of the
+        packaged network of that entry (see `Promotion`)."""
+        reg = self.path(self.r.promotion.registry)
+        anchors = {a.name: a for a in self.r.anchors}
+        held = []
+        for name in self.r.promotion.lines:
+            mine = info.get("anchors", {}).get(name)
+            if not mine or not mine.get("games"):
+                held.append(f"its {name} line has no games (a line in promotion.lines decides packaging)")
+                continue
+            m = anchors[name]
+            for fname in sorted(set(self.r.promotion.entries.values())):
+                card_path = Path(reg, fname).with_suffix(".json")
+                try:
+                    card = json.loads(card_path.read_text()) if card_path.exists() else {}
+                except ValueError:
+                    card = {}
+                theirs = [rec for rec in (card.get("strength") or []) if isinstance(rec, dict) and same_terms(m, rec)]
+                if not theirs:
+                    self.log(f"[promote] {fname}'s card has no {name} line on these terms: nothing to hold it back")
+                    continue
+                best = max(theirs, key=line_score)
+                if line_score(mine) < line_score(best):
+                    held.append(f"{name} {mine['wins']:g}-{mine['losses']:g}-{mine['draws']:g} of {mine['games']} "
+                                f"against the packaged {fname}'s {best['wins']:g}-{best['losses']:g}-"
+                                f"{best['draws']:g} of {best['games']} on the same terms ({best.get('games_folder', '')})"
+                                f": {fname} stays")
+        return held
 
     def promote_by_hand(self, g: int, reason: str) -> None:
         """Make finished generation ``g``, which its gate did not promote, the best network on a decision taken
@@ -392,6 +431,32 @@ class PublishMixin:
                          **({"data": data[(g, s["size"])]} if (g, s["size"]) in data else {})})
         newest = sorted({s["generation"] for s in keep}, reverse=True)[: self.r.window.generations]
         self.state["selfplay"] = [s for s in keep if s["generation"] in newest]
+
+
+def line_score(rec: dict) -> float:
+    """A strength record's score: (wins + draws / 2) / games."""
+    return (rec["wins"] + 0.5 * rec.get("draws", 0)) / rec["games"] if rec.get("games") else 0.0
+
+
+def same_terms(m, rec: dict) -> bool:
+    """Whether strength record ``rec`` (a card's: from the loop, whose opponent reads "gnugo", or from ``azgo
+    strength``, "GNU Go 3.8 level 10") was played on anchor ``m``'s terms: opponent (GNU Go's level too),
+    board, komi, handicap, seconds (or visits), threads and number of games."""
+    def kind(name: str) -> str:
+        low = str(name).lower()
+        return "gnugo" if "gnu" in low else "pachi" if "pachi" in low else low
+    if kind(rec.get("opponent", "")) != kind(m.opponent):
+        return False
+    if kind(m.opponent) == "gnugo":
+        said = f"{rec.get('command', '')} {rec.get('opponent', '')}"
+        if not re.search(rf"level {int(m.level)}\b", said):
+            return False
+    want_seconds = None if m.visits else float(m.seconds)
+    return (rec.get("size") == m.size and float(rec.get("komi", 7.5)) == float(m.komi)
+            and int(rec.get("handicap") or 0) == int(m.handicap) and int(rec.get("threads") or 1) == int(m.threads)
+            and rec.get("games") == m.games
+            and (rec.get("visits") or None) == (m.visits or None)
+            and (None if rec.get("seconds") is None else float(rec["seconds"])) == want_seconds)
 
 
 def _elo_of(score: float) -> float:
