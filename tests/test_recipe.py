@@ -902,3 +902,79 @@ def test_a_generation_its_gate_promotes_is_packaged_only_if_it_holds_the_package
     (reg / "smoke7.json").write_text(json.dumps({"strength": [rec("gnugo7", "gnugo", 4, 4, komi=7.5)]}))
     run.stage_promote(4)
     assert run.state["generations"]["4"]["packaged"] is True
+
+
+def test_packaging_lines_are_played_only_while_they_can_decide_packaging(tmp_path):
+    """``promotion.stop_early``: a line of ``promotion.lines`` is skipped after a failed gate and after an earlier
+    such line held packaging back, and ends as soon as winning every game left would not reach the packaged card's
+    score; a line that can still package plays all its games; other anchors always play in full."""
+    from azgo.gtp.match import MatchSummary
+    from azgo.training.recipe_run import RecipeRun
+
+    def anchor(name, komi=9.0):
+        return (f'\n\n[[anchors]]\nname = "{name}"\nopponent = "gnugo"\nlevel = 10\ngames = 4\nsize = 7\n'
+                f'komi = {komi}\nseconds = 1.0\nsame_clock = false')
+
+    def rec(line, wins, games=4, komi=9.0):
+        return {"line": line, "opponent": "GNU Go 3.8 level 10", "size": 7, "komi": komi, "handicap": 0,
+                "seconds": 1.0, "visits": None, "threads": 1, "games": games, "wins": wins, "losses": games - wins,
+                "draws": 0, "command": "azgo match -a 'azgo gtp' -b 'gnugo --mode gtp --level 10'", "games_folder": "x"}
+
+    def make_run(stop_early=True):
+        text = SMOKE.read_text().replace(
+            'entries = { 7 = "smoke7.onnx" }', 'entries = { 7 = "smoke7.onnx" }\nlines = ["first7", "second7"]\n'
+            + ("" if stop_early else "stop_early = false\n") + anchor("ladder7") + anchor("first7") + anchor("second7", 7.5))
+        recipe_file = tmp_path / f"r{int(stop_early)}.toml"
+        recipe_file.write_text(text.replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
+        run = RecipeRun(load_recipe(recipe_file), str(tmp_path / f"run{int(stop_early)}"))
+        reg = Path(run.dir, "registry")
+        reg.mkdir(parents=True)
+        # the packaged card: 3 of 4 on first7's terms (ladder7 plays on the same), 2 of 4 on second7's (komi 7.5)
+        (reg / "smoke7.json").write_text(json.dumps({"strength": [rec("first7", 3), rec("second7", 2, komi=7.5)]}))
+        return run
+
+    outcomes = {}  # line -> A's results in the order played (1 won, 0 lost)
+    played = {}
+
+    def fake_line(g, m, folder, should_stop=None):  # run_match's loop: asks should_stop before every game
+        s = MatchSummary(0, 0, 0, 0, "a", "b")
+        for won in outcomes[m.name][:m.games]:
+            if should_stop is not None and s.games and should_stop(s):
+                break
+            s.add(bool(won), True)
+        played[m.name] = s.games
+        return s
+
+    def anchors_of(run, g, gate_passed, results):
+        outcomes.clear(), outcomes.update(results), played.clear()
+        run.state = {"generations": {str(g): {"gate": {"passed": gate_passed}}}}
+        logged = []
+        run.log, run._line = logged.append, fake_line
+        run.stage_anchors(g)
+        return run.state["generations"][str(g)]["anchors"], dict(played), logged
+
+    run = make_run()
+    assert [run.packaging_bar(a) for a in run.r.anchors[1:]] == [3.0, 2.0]
+    all_won = {"ladder7": [1, 1, 1, 1], "first7": [1, 1, 1, 1], "second7": [1, 1, 1, 1]}
+    # a failed gate: the packaging lines are not played at all, the ladder's anchor is
+    lines, played_now, logged = anchors_of(run, 1, False, all_won)
+    assert played_now == {"ladder7": 4} and set(lines) == {"ladder7"}
+    assert any("first7: not played: the gate did not promote generation 1" in line for line in logged)
+    # two losses in the first two games: 3 of 4 is out of reach, so first7 stops and second7 is not played
+    lines, played_now, logged = anchors_of(run, 2, True, dict(all_won, first7=[0, 0, 1, 1]))
+    assert played_now == {"ladder7": 4, "first7": 2}
+    assert lines["first7"]["games"] == 2 and lines["first7"]["stopped"].startswith("after 2 of 4 games")
+    assert any("second7: not played: its first7 line already holds packaging back" in line for line in logged)
+    held = run.packaging_held_back({"anchors": lines})
+    assert len(held) == 2 and "first7 0-2-0 of 2 (stopped after 2 of 4 games" in held[0] and "second7" in held[1]
+    # a loss that still leaves the bar reachable: every game is played, and both lines hold the card
+    lines, played_now, _ = anchors_of(run, 3, True, dict(all_won, first7=[0, 1, 1, 1], second7=[0, 1, 0, 1]))
+    assert played_now == {"ladder7": 4, "first7": 4, "second7": 4} and "stopped" not in lines["first7"]
+    assert run.packaging_held_back({"anchors": lines}) == []
+    # a line lost only in its last game is played in full, not stopped, and still holds packaging back
+    lines, played_now, _ = anchors_of(run, 4, True, dict(all_won, first7=[1, 1, 0, 0]))
+    assert played_now == {"ladder7": 4, "first7": 4} and "stopped" not in lines["first7"]
+    # stop_early = false: every line is played in full, whatever the gate said
+    run = make_run(stop_early=False)
+    lines, played_now, _ = anchors_of(run, 1, False, dict(all_won, first7=[0, 0, 0, 0]))
+    assert played_now == {"ladder7": 4, "first7": 4, "second7": 4}

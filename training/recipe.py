@@ -303,11 +303,15 @@ class Promotion:
     network (the lineage goes on from it) but replaces the registry entries only if, on each of these lines, it
     scores at least what the packaged network's card records for a line on the same terms (opponent and its
     level, board, komi, handicap, seconds, threads, games); a line the card has no record of does not hold it
-    back. The gate decides the lineage, these lines what users play."""
+    back. The gate decides the lineage, these lines what users play. ``stop_early`` (default true): these lines
+    are played only when they can still decide something: not at all for a generation its gate did not promote,
+    nor after an earlier one of them has held packaging back, and a line ends as soon as it can no longer reach
+    the card's score (its record then says ``stopped``); a line that can package is always played in full."""
 
     entries: dict = field(default_factory=dict)
     registry: str = "nets"
     lines: tuple = ()
+    stop_early: bool = True
 
 
 @dataclass(frozen=True)

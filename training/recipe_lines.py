@@ -25,6 +25,13 @@ def sprt_llr(scores: list[float], elo0: float, elo1: float) -> float:
     var = (sum((x - mean) ** 2 for x in scores) + (1 - mean) ** 2 + mean ** 2) / (n + 2)
     return (s1 - s0) * (total - n * (s0 + s1) / 2) / max(var, 1e-6)
 
+def out_of_reach(summary, games: int, bar: float) -> bool:
+    """Whether a line of ``games`` games whose games so far are ``summary`` can no longer score ``bar``
+    points (wins + draws / 2), even by winning every game left."""
+    points = summary.a_wins + 0.5 * summary.draws
+    return points + max(0, games - summary.games) < bar - 1e-9
+
+
 def sprt_bounds(alpha: float, beta: float) -> tuple[float, float]:
     """(lower, upper) LLR bounds of Wald's test: reject below, accept above."""
     return math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)
@@ -114,14 +121,38 @@ class LinesMixin:
         info["gate"] = self._record(gate, s) | {"passed": passed, "verdict": verdict}
 
     def stage_anchors(self, g: int) -> None:
+        """Every anchor line due this generation. With ``promotion.stop_early``, a line of ``promotion.lines``
+        is played only while it can decide packaging (see `Promotion`): skipped when the gate did not promote
+        the candidate or an earlier such line already held packaging back, and ended once it can no longer
+        score the packaged card's points (``stopped`` in its record)."""
         info = self.state["generations"].setdefault(str(g), {})
-        lines = {}
+        p = self.r.promotion
+        deciding = set(p.lines) if p.entries and p.stop_early else set()
+        promoted = bool(info.get("gate", {}).get("passed"))
+        lines, held = {}, ""
         for a in self.r.anchors:
             if g % a.every:
                 self.log(f"[gen {g}] {a.name}: not this generation (every {a.every})")
                 continue
-            s = self._line(g, a, self.line_folders(g)[a.name])
-            lines[a.name] = self._record(a, s)
+            bar = None
+            if a.name in deciding:
+                if not promoted or held:
+                    why = (f"its {held} line already holds packaging back" if held
+                           else f"the gate did not promote generation {g}")
+                    self.log(f"[gen {g}] {a.name}: not played: {why}, and this line only decides packaging "
+                             "(promotion.stop_early)")
+                    continue
+                bar = self.packaging_bar(a)
+            stop = None if bar is None else (lambda s, a=a, bar=bar: out_of_reach(s, a.games, bar))
+            s = self._line(g, a, self.line_folders(g)[a.name], should_stop=stop)
+            rec = self._record(a, s)
+            if bar is not None and out_of_reach(s, a.games, bar):
+                held = a.name
+                if s.games < a.games:
+                    rec["stopped"] = (f"after {s.games} of {a.games} games: it can no longer score the packaged "
+                                      f"network's {bar:g} points")
+                    self.log(f"[gen {g}] {a.name}: stopped {rec['stopped']}")
+            lines[a.name] = rec
         info["anchors"] = lines
 
     @staticmethod

@@ -143,7 +143,9 @@ class PlanMixin:
         lines.append("  promote: " + (", ".join(f"{n}x{n} -> {p.registry}/{f}" for n, f in sorted(p.entries.items()))
                                       if p.entries else "best network of the run only (no registry entry)")
                      + (f"; packaged only if {', '.join(p.lines)} score at least the packaged network's card on the"
-                        " same terms" if p.lines else ""))
+                        " same terms" + ("; those lines are played only while they can decide it (not after a"
+                                         " failed gate or a line that held it back, and stopped once out of reach)"
+                                         if p.stop_early else "") if p.lines else ""))
         lines.append("  publish: " + (f"{r.lineage.dir} (best.pt, lineage.json, ladder)" if r.lineage.dir else "nothing")
                      + (f", self-play shards under {r.lineage.data}/" if r.lineage.data else ""))
         return "\n".join(lines)

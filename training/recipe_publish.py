@@ -57,11 +57,33 @@ class PublishMixin:
                 self._promote_registry(g, info)
         self.log(f"[gen {g}] promoted: generation {g} is the best network")
 
+    def packaged_lines(self, m) -> list[tuple[str, dict]]:
+        """For anchor ``m``: (registry file, record) of the best record on ``m``'s terms in the card of each
+        packaged network of ``promotion.entries`` that has one (see `same_terms`)."""
+        reg = self.path(self.r.promotion.registry)
+        out = []
+        for fname in sorted(set(self.r.promotion.entries.values())):
+            card_path = Path(reg, fname).with_suffix(".json")
+            try:
+                card = json.loads(card_path.read_text()) if card_path.exists() else {}
+            except ValueError:
+                card = {}
+            theirs = [rec for rec in (card.get("strength") or []) if isinstance(rec, dict) and same_terms(m, rec)]
+            if theirs:
+                out.append((fname, max(theirs, key=line_score)))
+        return out
+
+    def packaging_bar(self, m) -> float | None:
+        """The points (wins + draws / 2) of ``m.games`` that anchor ``m`` must score to hold the packaged
+        networks' lines on its terms; None where no card records one."""
+        recs = [rec for _, rec in self.packaged_lines(m)]
+        return max(line_score(rec) for rec in recs) * m.games if recs else None
+
     def packaging_held_back(self, info: dict) -> list[str]:
         """Why a generation its gate promoted does not replace the registry entries (empty: it does): for each
         of ``promotion.lines``, its anchor record scored below the line on the same terms in the card of the
-        packaged network of that entry (see `Promotion`)."""
-        reg = self.path(self.r.promotion.registry)
+        packaged network of that entry (see `Promotion`), or it was not played in full (stopped early, or not
+        played after an earlier line held packaging back)."""
         anchors = {a.name: a for a in self.r.anchors}
         held = []
         for name in self.r.promotion.lines:
@@ -69,21 +91,14 @@ class PublishMixin:
             if not mine or not mine.get("games"):
                 held.append(f"its {name} line has no games (a line in promotion.lines decides packaging)")
                 continue
-            m = anchors[name]
-            for fname in sorted(set(self.r.promotion.entries.values())):
-                card_path = Path(reg, fname).with_suffix(".json")
-                try:
-                    card = json.loads(card_path.read_text()) if card_path.exists() else {}
-                except ValueError:
-                    card = {}
-                theirs = [rec for rec in (card.get("strength") or []) if isinstance(rec, dict) and same_terms(m, rec)]
-                if not theirs:
-                    self.log(f"[promote] {fname}'s card has no {name} line on these terms: nothing to hold it back")
-                    continue
-                best = max(theirs, key=line_score)
-                if line_score(mine) < line_score(best):
+            found = self.packaged_lines(anchors[name])
+            if not found:
+                self.log(f"[promote] no packaged card has a {name} line on these terms: nothing to hold it back")
+            for fname, best in found:
+                if line_score(mine) < line_score(best) or mine.get("stopped"):
                     held.append(f"{name} {mine['wins']:g}-{mine['losses']:g}-{mine['draws']:g} of {mine['games']} "
-                                f"against the packaged {fname}'s {best['wins']:g}-{best['losses']:g}-"
+                                + (f"(stopped {mine['stopped']}) " if mine.get("stopped") else "")
+                                + f"against the packaged {fname}'s {best['wins']:g}-{best['losses']:g}-"
                                 f"{best['draws']:g} of {best['games']} on the same terms ({best.get('games_folder', '')})"
                                 f": {fname} stays")
         return held
