@@ -978,3 +978,112 @@ def test_packaging_lines_are_played_only_while_they_can_decide_packaging(tmp_pat
     run = make_run(stop_early=False)
     lines, played_now, _ = anchors_of(run, 1, False, dict(all_won, first7=[0, 0, 0, 0]))
     assert played_now == {"ladder7": 4, "first7": 4, "second7": 4}
+
+
+def test_each_registry_file_is_packaged_on_the_lines_of_its_own_board_sizes(tmp_path):
+    """``promotion.entries = { 7 = ["smoke7.onnx", "smoke9.onnx"] }``: one exported network, two registry files,
+    each decided only by the packaging lines on the board sizes its ``registry.json`` range serves. A generation
+    that holds the 7x7 card's line but not the 9x9 one replaces smoke7 and leaves smoke9; with ``stop_early``
+    the 9x9 line is still played after the 7x7 one stopped (it decides another file). ``--package`` applies the
+    rule as it stands now to the best generation after ``[promotion]`` changed (a file split in two)."""
+    from azgo.gtp.match import MatchSummary
+    from azgo.training.recipe_run import RecipeRun
+
+    def anchor(name, size, net_size=0):
+        return (f'\n\n[[anchors]]\nname = "{name}"\nopponent = "gnugo"\nlevel = 10\ngames = 4\nsize = {size}\n'
+                f'komi = 9.0\nseconds = 1.0\nsame_clock = false\nnet_size = {net_size}')
+
+    def rec(line, size, wins, games=4):
+        return {"line": line, "opponent": "GNU Go 3.8 level 10", "size": size, "komi": 9.0, "handicap": 0,
+                "seconds": 1.0, "visits": None, "threads": 1, "games": games, "wins": wins, "losses": games - wins,
+                "draws": 0, "command": "azgo match -a 'azgo gtp' -b 'gnugo --mode gtp --level 10'", "games_folder": "x"}
+
+    def recipe(entries, name):
+        text = SMOKE.read_text().replace('entries = { 7 = "smoke7.onnx" }', f'entries = {entries}\n'
+                                         'lines = ["line7", "line9"]' + anchor("line7", 7) + anchor("line9", 9, 7))
+        path = tmp_path / name
+        path.write_text(text.replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
+        return load_recipe(path)
+
+    one = recipe('{ 7 = "smoke7.onnx" }', "one.toml")
+    two = recipe('{ 7 = ["smoke7.onnx", "smoke9.onnx"] }', "two.toml")
+    assert two.promotion.files() == [(7, "smoke7.onnx"), (7, "smoke9.onnx")]
+    with pytest.raises(RecipeError, match="named twice"):
+        recipe('{ 7 = ["smoke7.onnx", "smoke7.onnx"] }', "bad.toml")
+    run = RecipeRun(one, str(tmp_path / "run"))
+    reg = Path(run.dir, "registry")
+    reg.mkdir(parents=True)
+    for g in (1, 2):
+        Path(run.gen_dir(g), "train").mkdir(parents=True, exist_ok=True)
+        Path(run.cand_net(g, 7)).write_bytes(f"generation {g}'s network".encode())
+    (reg / "smoke7.onnx").write_bytes(b"generation 1's network")
+    (reg / "smoke7.json").write_text(json.dumps({"strength": [rec("line7", 7, 3), rec("line9", 9, 3)]}))
+    (reg / "registry.json").write_text(json.dumps({"networks": [{"file": "smoke7.onnx", "sizes": [7, 9],
+                                                                 "card": "smoke7.json"}]}))
+    gate = {"line": "gate", "opponent": "best", "size": 7, "games": 2, "wins": 2, "losses": 0, "draws": 0,
+            "score": 1.0, "passed": True}
+    lines = {"line7": rec("line7", 7, 4), "line9": rec("line9", 9, 1)}
+    run.state = {"recipe": run.r.name, "generation": 2, "stage": "promote", "ladder": [], "selfplay": [],
+                 "core_hours": 0.0, "generations": {"1": {"promoted": True}, "2": {"gate": gate, "anchors": lines}},
+                 "best": {"generation": 1, "checkpoint": "", "nets": {"7": run.cand_net(1, 7)}}}
+    run.log = lambda line: None
+    # one file serving 7x7-9x9: the lost 9x9 line holds all of it back
+    run.stage_promote(2)
+    info = run.state["generations"]["2"]
+    assert info["promoted"] and info["packaged"] is False and info["packaged_files"] == []
+    assert (reg / "smoke7.onnx").read_bytes() == b"generation 1's network"
+    with pytest.raises(RecipeError, match="replaces no registry file with generation 2: line9 1-3-0 of 4"):
+        run.package_by_hand(2, "the same rule")
+    run.save()
+    # the file split by board size (the 9x9 end keeps generation 1), and the recipe's entries with it
+    shutil.copy(reg / "smoke7.onnx", reg / "smoke9.onnx")
+    shutil.copy(reg / "smoke7.json", reg / "smoke9.json")
+    (reg / "registry.json").write_text(json.dumps({"networks": [
+        {"file": "smoke7.onnx", "sizes": [7, 8], "card": "smoke7.json"},
+        {"file": "smoke9.onnx", "sizes": [9, 9], "card": "smoke9.json"}]}))
+    run = RecipeRun(two, str(tmp_path / "run"))
+    published = []
+    run.log, run.publish = (lambda line: None), (lambda **kw: published.append(kw))  # publish: tested above
+    assert [run.deciding_files(a) for a in run.r.anchors[-2:]] == [["smoke7.onnx"], ["smoke9.onnx"]]
+    with pytest.raises(RecipeError, match="needs a --reason"):
+        run.package_by_hand(2, " ")
+    with pytest.raises(RecipeError, match="generation 1 is not the best"):
+        run.package_by_hand(1, "older")
+    assert run.package_by_hand(2, "entries split by board size (docs/x/rule.txt)") == ["smoke7.onnx"]
+    assert published == [{}]
+    info = run.state["generations"]["2"]
+    assert info["packaged_files"] == ["smoke7.onnx"] and info["packaged"] is False
+    assert "line9 1-3-0 of 4" in info["packaging"][0] and "smoke9.onnx stays" in info["packaging"][0]
+    assert (reg / "smoke7.onnx").read_bytes() == b"generation 2's network"
+    assert (reg / "smoke9.onnx").read_bytes() == b"generation 1's network"
+    card = json.loads((reg / "smoke7.json").read_text())
+    assert card["recipe"]["packaged_by_hand"]["reason"] == "entries split by board size (docs/x/rule.txt)"
+    assert json.loads((reg / "registry.json").read_text())["networks"][1]["sizes"] == [9, 9]
+    with pytest.raises(RecipeError, match="generation 2: smoke7.onnx already holds it; line9 1-3-0"):
+        run.package_by_hand(2, "again")
+    # the next generation's promotion decides each file on its own lines
+    Path(run.gen_dir(3), "train").mkdir(parents=True)
+    Path(run.cand_net(3, 7)).write_bytes(b"generation 3's network")
+    run.state["generations"]["3"] = {"gate": gate, "anchors": {"line7": rec("line7", 7, 1), "line9": rec("line9", 9, 4)}}
+    run.stage_promote(3)
+    assert run.state["generations"]["3"]["packaged_files"] == ["smoke9.onnx"]
+    assert (reg / "smoke7.onnx").read_bytes() == b"generation 2's network"
+    assert (reg / "smoke9.onnx").read_bytes() == b"generation 3's network"
+    # stop_early per file: line7 stops once out of reach of smoke7's card (generation 2's: 4 of 4), and line9
+    # (smoke9, generation 3's card: 4 of 4 too) is still played
+    played = {}
+
+    def fake_line(g, m, folder, should_stop=None):
+        s = MatchSummary(0, 0, 0, 0, "a", "b")
+        for won in {"line7": [0, 0, 1, 1], "line9": [1, 1, 1, 1]}[m.name]:
+            if should_stop is not None and s.games and should_stop(s):
+                break
+            s.add(bool(won), True)
+        played[m.name] = s.games
+        return s
+
+    run.state["generations"]["4"] = {"gate": {"passed": True}}
+    run._line = fake_line
+    run.stage_anchors(4)
+    assert played == {"line7": 1, "line9": 4}
+    assert run.state["generations"]["4"]["anchors"]["line7"]["stopped"].startswith("after 1 of 4 games")

@@ -28,8 +28,13 @@ from .selfplay import SelfPlayConfig
               help="With --recipe: make finished generation G, which its gate did not promote, the best network "
                    "(registry entries, cards, lineage) on games decided outside the gate, then publish and stop; "
                    "needs --reason. Stop the loop first; the same loop command then goes on with G as the best.")
-@click.option("--reason", help="With --promote: why, and where the games that decided it are (kept in the state, "
-                               "the card and the lineage).")
+@click.option("--package", "package_gen", type=click.IntRange(min=0), metavar="G",
+              help="With --recipe: apply the recipe's packaging rule as it stands now ([promotion]: lines, each "
+                   "registry file on its own board sizes) to generation G, the best network, and replace the "
+                   "registry files it passes, then publish and stop; needs --reason. For a [promotion] changed "
+                   "after G's lines were played. Stop the loop first.")
+@click.option("--reason", help="With --promote or --package: why, and where the games that decided it are (kept in "
+                               "the state, the card and the lineage).")
 @click.option("--dir", "folder", type=click.Path(file_okay=False), help="Loop folder (created or resumed); without --recipe.")
 @click.option("--generations", type=click.IntRange(min=1),
               help="Stop after this many generations, counted from the first this run folder ran (the same "
@@ -90,7 +95,7 @@ from .selfplay import SelfPlayConfig
                    "local = Ray's default ray.init() (a cluster running here, else a one-machine Ray started now), "
                    "else HOST:6379 or ray://HOST:10001.")
 @click.pass_context
-def loop(ctx, recipe_file, run_dir, plan, publish, promote_gen, reason, folder, generations, hours, net, size, komi, games_per_generation, workers, full_visits, cheap_visits,
+def loop(ctx, recipe_file, run_dir, plan, publish, promote_gen, package_gen, reason, folder, generations, hours, net, size, komi, games_per_generation, workers, full_visits, cheap_visits,
          full_prob, train_steps, batch_size, window, lr, surprise_weight, size_mix, max_final_margin, gate_games, gate_visits, gate_threshold, seed,
          init_ckpt, extra_games, device, anchor, anchor_games, anchor_visits, anchor_gate, anchor_margin, precision,
          int8_keep_fp32, ray_address):
@@ -102,10 +107,10 @@ def loop(ctx, recipe_file, run_dir, plan, publish, promote_gen, reason, folder, 
     from azgo.nets.evaluator import parse_device
     if recipe_file:
         _run_recipe(ctx, recipe_file, run_dir, plan, publish, generations, device, workers, ray_address,
-                    promote_gen, reason)
+                    promote_gen, reason, package_gen)
         return
-    if plan or run_dir or publish or promote_gen is not None or reason:
-        raise click.UsageError("--plan, --publish, --promote, --reason and --run-dir go with --recipe")
+    if plan or run_dir or publish or promote_gen is not None or package_gen is not None or reason:
+        raise click.UsageError("--plan, --publish, --promote, --package, --reason and --run-dir go with --recipe")
     if not folder:
         raise click.UsageError("Missing option '--dir' (or give --recipe)")
 
@@ -139,7 +144,7 @@ def loop(ctx, recipe_file, run_dir, plan, publish, promote_gen, reason, folder, 
 
 
 def _run_recipe(ctx, recipe_file, run_dir, plan, publish, generations, device, workers, ray_address,
-                promote_gen=None, reason=None) -> None:
+                promote_gen=None, reason=None, package_gen=None) -> None:
     """``azgo loop --recipe``: check the recipe whole before any work, then plan or run it."""
     from click.core import ParameterSource
 
@@ -148,7 +153,8 @@ def _run_recipe(ctx, recipe_file, run_dir, plan, publish, generations, device, w
     from .recipe import RecipeError, load_recipe
     from .recipe_run import RecipeRun
     given = [p for p in ctx.command.params
-             if p.name not in ("recipe_file", "run_dir", "plan", "publish", "promote_gen", "reason", "generations",
+             if p.name not in ("recipe_file", "run_dir", "plan", "publish", "promote_gen", "package_gen", "reason",
+                               "generations",
                                "device", "workers", "ray_address")
              and ctx.get_parameter_source(p.name) == ParameterSource.COMMANDLINE]
     if given:
@@ -166,8 +172,16 @@ def _run_recipe(ctx, recipe_file, run_dir, plan, publish, generations, device, w
         if plan:
             click.echo(runner.plan())
             return
-        if reason is not None and promote_gen is None:
-            raise click.UsageError("--reason goes with --promote")
+        if reason is not None and promote_gen is None and package_gen is None:
+            raise click.UsageError("--reason goes with --promote or --package")
+        if promote_gen is not None and package_gen is not None:
+            raise click.UsageError("--promote and --package: one at a time (--promote packages too)")
+        if package_gen is not None:
+            if reason is None:
+                raise click.UsageError("--package needs --reason: why now, and where the games that decided it are")
+            files = runner.package_by_hand(package_gen, reason)
+            click.echo(f"generation {package_gen} is packaged into {', '.join(files)}")
+            return
         if promote_gen is not None:
             if reason is None:
                 raise click.UsageError("--promote needs --reason: why, and where the games that decided it are")

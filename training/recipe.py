@@ -297,21 +297,31 @@ class Gate(Match):
 
 @dataclass(frozen=True)
 class Promotion:
-    """entries: registry file per board size (``{19 = "large19.onnx"}``) a promoted network replaces, with
-    its card; registry: the folder of ``registry.json`` (relative to root; default the package's nets/).
+    """entries: the registry file (or files) per exported network's board size that a promoted network
+    replaces, with its card: ``{19 = "large19.onnx"}``, or ``{19 = ["large19.onnx", "large13.onnx"]}`` where one
+    exported network may go into two entries of the registry (each serving its own board sizes, its
+    ``registry.json`` range; a file not yet there serves its key's size only); registry: the folder of
+    ``registry.json`` (relative to root; default the package's nets/).
     ``lines``: names of anchor lines that decide packaging. A generation its gate promotes becomes the best
-    network (the lineage goes on from it) but replaces the registry entries only if, on each of these lines, it
-    scores at least what the packaged network's card records for a line on the same terms (opponent and its
-    level, board, komi, handicap, seconds, threads, games); a line the card has no record of does not hold it
-    back. The gate decides the lineage, these lines what users play. ``stop_early`` (default true): these lines
-    are played only when they can still decide something: not at all for a generation its gate did not promote,
-    nor after an earlier one of them has held packaging back, and a line ends as soon as it can no longer reach
-    the card's score (its record then says ``stopped``); a line that can package is always played in full."""
+    network (the lineage goes on from it) but replaces a registry file only if, on each of these lines that
+    decides it (played by the file's network, on a board size the file serves), it scores at least what that
+    file's card records for a line on the same terms (opponent and its level, board, komi, handicap, seconds,
+    threads, games); a line the card has no record of does not hold it back. Each file is decided on its own
+    board sizes: a generation may replace the 19x19 file and leave the 13x13 one (see `files`). The gate decides
+    the lineage, these lines what users play. ``stop_early`` (default true): these lines are played only when
+    they can still decide something: not at all for a generation its gate did not promote, nor once every file
+    a line decides is already held back by an earlier line, and a line ends as soon as it can no longer reach
+    any of its files' card scores (its record then says ``stopped``); a line that can package is always played
+    in full."""
 
     entries: dict = field(default_factory=dict)
     registry: str = "nets"
     lines: tuple = ()
     stop_early: bool = True
+
+    def files(self) -> list[tuple[int, str]]:
+        """(board size of the exported network, registry file) of every entry, by size, then as written."""
+        return [(n, f) for n, fs in sorted(self.entries.items()) for f in ((fs,) if isinstance(fs, str) else fs)]
 
 
 @dataclass(frozen=True)
@@ -512,6 +522,25 @@ class _Parser:
             self.fail(name, "expected an array of tables ([[...]])")
         return v
 
+    def entry_map(self, v, name: str) -> dict:
+        """``promotion.entries``: board size = a registry file, or an array of them (each file once)."""
+        if not isinstance(v, dict):
+            self.fail(name, f"expected a table of board size = registry file, got {v!r}")
+        lists = {k: x for k, x in v.items() if isinstance(x, list)}
+        out = self.size_map({k: ("x" if k in lists else x) for k, x in v.items()}, name, number=str)
+        seen = set()
+        for k, x in v.items():
+            files = x if isinstance(x, list) else [x]
+            if not files or not all(isinstance(f, str) for f in files):
+                self.fail(f"{name}.{k}", f"expected a file name or an array of them, got {x!r}")
+            for f in files:
+                if f in seen:
+                    self.fail(f"{name}.{k}", f"{f!r} is named twice: a registry file takes one network")
+                seen.add(f)
+            if isinstance(x, list):
+                out[int(k)] = files[0] if len(files) == 1 else tuple(files)
+        return out
+
     def size_map(self, v, name: str, positive: bool = False, number=float) -> dict:
         if not isinstance(v, dict):
             self.fail(name, f"expected a table of board size = value, got {v!r}")
@@ -587,7 +616,9 @@ class _Parser:
         if isinstance(default, dict):
             if key in ("fair", "size_mix"):
                 return self.size_map(v, name)
-            if key in ("nets", "entries"):
+            if key == "entries":
+                return self.entry_map(v, name)
+            if key == "nets":
                 return self.size_map(v, name, number=str)
             if not isinstance(v, dict):
                 self.fail(name, f"expected a table, got {v!r}")

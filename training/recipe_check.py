@@ -223,7 +223,7 @@ def _check_matches(r: Recipe, fail, num) -> None:
 def _check_promotion(r: Recipe, fail, num) -> None:
     """Which registry entries a promoted network replaces."""
     bn = r.export.bn_sizes
-    for n, f in r.promotion.entries.items():
+    for n, f in r.promotion.files():
         if n not in bn:
             fail(f"promotion.entries.{n}", f"no network is exported for {n}x{n} (export.bn_sizes)")
         if not f.endswith(".onnx") or "/" in f:

@@ -123,35 +123,41 @@ class LinesMixin:
     def stage_anchors(self, g: int) -> None:
         """Every anchor line due this generation. With ``promotion.stop_early``, a line of ``promotion.lines``
         is played only while it can decide packaging (see `Promotion`): skipped when the gate did not promote
-        the candidate or an earlier such line already held packaging back, and ended once it can no longer
-        score the packaged card's points (``stopped`` in its record)."""
+        the candidate or earlier such lines already held back every registry file it decides, and ended once
+        it can no longer score any of those files' card points (``stopped`` in its record)."""
         info = self.state["generations"].setdefault(str(g), {})
         p = self.r.promotion
         deciding = set(p.lines) if p.entries and p.stop_early else set()
         promoted = bool(info.get("gate", {}).get("passed"))
-        lines, held = {}, ""
+        lines, held_by = {}, {}  # held_by: registry file -> the line that held it back
         for a in self.r.anchors:
             if g % a.every:
                 self.log(f"[gen {g}] {a.name}: not this generation (every {a.every})")
                 continue
-            bar = None
+            bars = {}
             if a.name in deciding:
-                if not promoted or held:
-                    why = (f"its {held} line already holds packaging back" if held
+                files = self.deciding_files(a)
+                if not promoted or (files and all(f in held_by for f in files)):
+                    by = sorted({held_by[f] for f in files if f in held_by})
+                    why = (f"its {' and '.join(by)} line{'s' if len(by) > 1 else ''} already "
+                           f"hold{'' if len(by) > 1 else 's'} packaging back" if promoted
                            else f"the gate did not promote generation {g}")
                     self.log(f"[gen {g}] {a.name}: not played: {why}, and this line only decides packaging "
                              "(promotion.stop_early)")
                     continue
-                bar = self.packaging_bar(a)
+                bars = self.packaging_bars(a, [f for f in files if f not in held_by])
+            # it stops only when it can reach no open file's bar (a file whose card has no such line: never)
+            bar = min(bars.values()) if bars and None not in bars.values() else None
             stop = None if bar is None else (lambda s, a=a, bar=bar: out_of_reach(s, a.games, bar))
             s = self._line(g, a, self.line_folders(g)[a.name], should_stop=stop)
             rec = self._record(a, s)
-            if bar is not None and out_of_reach(s, a.games, bar):
-                held = a.name
-                if s.games < a.games:
-                    rec["stopped"] = (f"after {s.games} of {a.games} games: it can no longer score the packaged "
-                                      f"network's {bar:g} points")
-                    self.log(f"[gen {g}] {a.name}: stopped {rec['stopped']}")
+            for f, b in bars.items():
+                if b is not None and out_of_reach(s, a.games, b):
+                    held_by[f] = a.name
+            if bar is not None and out_of_reach(s, a.games, bar) and s.games < a.games:
+                rec["stopped"] = (f"after {s.games} of {a.games} games: it can no longer score the packaged "
+                                  f"network's {bar:g} points")
+                self.log(f"[gen {g}] {a.name}: stopped {rec['stopped']}")
             lines[a.name] = rec
         info["anchors"] = lines
 

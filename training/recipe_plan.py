@@ -140,12 +140,19 @@ class PlanMixin:
                          + (f"; every {m.every} generations" + ("" if g % m.every else ", this one")
                             if m is not r.gate and m.every > 1 else ""))
         p = r.promotion
-        lines.append("  promote: " + (", ".join(f"{n}x{n} -> {p.registry}/{f}" for n, f in sorted(p.entries.items()))
+        anchors = {a.name: a for a in r.anchors}
+
+        def target(n, f):
+            lo, hi = self.registry_sizes(n, f)
+            decided = [x for x in p.lines if x in anchors and f in self.deciding_files(anchors[x])]
+            return (f"{n}x{n} -> {p.registry}/{f} ({lo}x{lo}-{hi}x{hi}"
+                    + (f"; decided by {', '.join(decided)}" if p.lines else "") + ")")
+        lines.append("  promote: " + (", ".join(target(n, f) for n, f in p.files())
                                       if p.entries else "best network of the run only (no registry entry)")
-                     + (f"; packaged only if {', '.join(p.lines)} score at least the packaged network's card on the"
-                        " same terms" + ("; those lines are played only while they can decide it (not after a"
-                                         " failed gate or a line that held it back, and stopped once out of reach)"
-                                         if p.stop_early else "") if p.lines else ""))
+                     + ("; each file packaged only if the lines that decide it score at least its card on the same"
+                        " terms" + ("; those lines are played only while they can decide it (not after a failed"
+                                    " gate or once the lines before them held their files back, and stopped once out"
+                                    " of reach)" if p.stop_early else "") if p.lines else ""))
         lines.append("  publish: " + (f"{r.lineage.dir} (best.pt, lineage.json, ladder)" if r.lineage.dir else "nothing")
                      + (f", self-play shards under {r.lineage.data}/" if r.lineage.data else ""))
         return "\n".join(lines)

@@ -47,22 +47,49 @@ class PublishMixin:
                               "nets": nets}
         info["promoted"] = True
         if self.r.promotion.entries:
-            held = self.packaging_held_back(info)
-            info["packaged"] = not held
+            decision = self.packaging_decision(info)
+            files = [f for f, why in decision.items() if not why]
+            held = [why for whys in decision.values() for why in whys]
+            info["packaged"] = not held  # every registry file replaced
+            info["packaged_files"] = files
             if held:
                 info["packaging"] = held
                 for why in held:
                     self.log(f"[gen {g}] not packaged: {why}")
-            else:
-                self._promote_registry(g, info)
+            if files:
+                self._promote_registry(g, info, files)
         self.log(f"[gen {g}] promoted: generation {g} is the best network")
 
-    def packaged_lines(self, m) -> list[tuple[str, dict]]:
+    def registry_sizes(self, n: int, fname: str) -> tuple[int, int]:
+        """The board sizes registry file ``fname`` serves (its ``registry.json`` range; a file not yet there:
+        size ``n``, the entry it will get)."""
+        path = os.path.join(self.path(self.r.promotion.registry), "registry.json")
+        try:
+            entries = json.loads(Path(path).read_text()).get("networks", []) if os.path.exists(path) else []
+        except ValueError:
+            entries = []
+        for e in entries:
+            if isinstance(e, dict) and e.get("file") == fname and len(e.get("sizes") or ()) == 2:
+                return int(e["sizes"][0]), int(e["sizes"][1])
+        return n, n
+
+    def deciding_files(self, m) -> list[str]:
+        """The registry files of ``promotion.entries`` that anchor ``m`` decides: those its network (exported
+        for ``m.net_size or m.size``) goes into and whose board sizes include ``m.size``."""
+        net = m.net_size or m.size
+        out = []
+        for n, fname in self.r.promotion.files():
+            lo, hi = self.registry_sizes(n, fname)
+            if n == net and lo <= m.size <= hi:
+                out.append(fname)
+        return out
+
+    def packaged_lines(self, m, files=None) -> list[tuple[str, dict]]:
         """For anchor ``m``: (registry file, record) of the best record on ``m``'s terms in the card of each
-        packaged network of ``promotion.entries`` that has one (see `same_terms`)."""
+        packaged network ``m`` decides (`deciding_files`; or of ``files``) that has one (see `same_terms`)."""
         reg = self.path(self.r.promotion.registry)
         out = []
-        for fname in sorted(set(self.r.promotion.entries.values())):
+        for fname in (self.deciding_files(m) if files is None else files):
             card_path = Path(reg, fname).with_suffix(".json")
             try:
                 card = json.loads(card_path.read_text()) if card_path.exists() else {}
@@ -73,35 +100,55 @@ class PublishMixin:
                 out.append((fname, max(theirs, key=line_score)))
         return out
 
-    def packaging_bar(self, m) -> float | None:
-        """The points (wins + draws / 2) of ``m.games`` that anchor ``m`` must score to hold the packaged
-        networks' lines on its terms; None where no card records one."""
-        recs = [rec for _, rec in self.packaged_lines(m)]
-        return max(line_score(rec) for rec in recs) * m.games if recs else None
+    def packaging_bars(self, m, files=None) -> dict[str, float | None]:
+        """{registry file: the points (wins + draws / 2) of ``m.games`` that anchor ``m`` must score to hold that
+        file's card line on its terms, None where its card records none} for the files ``m`` decides (or
+        ``files``)."""
+        files = self.deciding_files(m) if files is None else files
+        found = dict(self.packaged_lines(m, files))
+        return {f: (line_score(found[f]) * m.games if f in found else None) for f in files}
 
-    def packaging_held_back(self, info: dict) -> list[str]:
-        """Why a generation its gate promoted does not replace the registry entries (empty: it does): for each
-        of ``promotion.lines``, its anchor record scored below the line on the same terms in the card of the
-        packaged network of that entry (see `Promotion`), or it was not played in full (stopped early, or not
-        played after an earlier line held packaging back)."""
+    def packaging_bar(self, m) -> float | None:
+        """The points of ``m.games`` that anchor ``m`` must score to hold every card line on its terms of the
+        files it decides; None where no card records one."""
+        bars = [b for b in self.packaging_bars(m).values() if b is not None]
+        return max(bars) if bars else None
+
+    def packaging_decision(self, info: dict) -> dict[str, list[str]]:
+        """{registry file of ``promotion.entries``: why a generation its gate promoted does not replace it (empty:
+        it does)}: for each of ``promotion.lines`` that decides the file (`deciding_files`), the line's record
+        scored below the line on the same terms in the file's card, or it was not played in full (stopped early,
+        or not played after earlier lines held its files back)."""
         anchors = {a.name: a for a in self.r.anchors}
-        held = []
+        decision = {fname: [] for _, fname in self.r.promotion.files()}
         for name in self.r.promotion.lines:
+            files = self.deciding_files(anchors[name])
+            if not files:
+                self.log(f"[promote] {name} decides no registry file of promotion.entries (board {anchors[name].size})")
+                continue
             mine = info.get("anchors", {}).get(name)
             if not mine or not mine.get("games"):
-                held.append(f"its {name} line has no games (a line in promotion.lines decides packaging)")
+                for fname in files:
+                    decision[fname].append(f"its {name} line has no games (a line in promotion.lines decides "
+                                           f"packaging): {fname} stays")
                 continue
-            found = self.packaged_lines(anchors[name])
+            found = self.packaged_lines(anchors[name], files)
             if not found:
                 self.log(f"[promote] no packaged card has a {name} line on these terms: nothing to hold it back")
             for fname, best in found:
                 if line_score(mine) < line_score(best) or mine.get("stopped"):
-                    held.append(f"{name} {mine['wins']:g}-{mine['losses']:g}-{mine['draws']:g} of {mine['games']} "
-                                + (f"(stopped {mine['stopped']}) " if mine.get("stopped") else "")
-                                + f"against the packaged {fname}'s {best['wins']:g}-{best['losses']:g}-"
-                                f"{best['draws']:g} of {best['games']} on the same terms ({best.get('games_folder', '')})"
-                                f": {fname} stays")
-        return held
+                    decision[fname].append(
+                        f"{name} {mine['wins']:g}-{mine['losses']:g}-{mine['draws']:g} of {mine['games']} "
+                        + (f"(stopped {mine['stopped']}) " if mine.get("stopped") else "")
+                        + f"against the packaged {fname}'s {best['wins']:g}-{best['losses']:g}-"
+                        f"{best['draws']:g} of {best['games']} on the same terms ({best.get('games_folder', '')})"
+                        f": {fname} stays")
+        return decision
+
+    def packaging_held_back(self, info: dict) -> list[str]:
+        """Why a generation its gate promoted does not replace every registry file (empty: it does); see
+        `packaging_decision`."""
+        return [why for whys in self.packaging_decision(info).values() for why in whys]
 
     def promote_by_hand(self, g: int, reason: str) -> None:
         """Make finished generation ``g``, which its gate did not promote, the best network on a decision taken
@@ -157,13 +204,66 @@ class PublishMixin:
         self.log(f"[gen {g}] promoted by hand (was generation {old}): {reason}")
         self.publish()
 
-    def _promote_registry(self, g: int, info: dict) -> None:
+    def package_by_hand(self, g: int, reason: str) -> list[str]:
+        """Apply the recipe's packaging rule as it stands now (`packaging_decision`) to generation ``g``, the best
+        network, on its recorded lines, and replace the registry files it passes that do not hold it yet: after
+        ``[promotion]`` changed (e.g. a registry file split by board size), on a decision ``reason`` records with
+        the games outside the loop that took part in it. Recorded with the reason and the date in the state, the
+        cards and the lineage, then published; returns the files replaced."""
+        import datetime
+        if self.state is None:
+            raise RecipeError(f"{self.dir} holds no run to package from")
+        pid = self.running_loop()
+        if pid is not None:
+            raise RecipeError(f"a loop (pid {pid}) is running in {self.dir}: stop it first (kill {pid}), package, "
+                              "then start it again")
+        reason = " ".join(reason.split())
+        if not reason:
+            raise RecipeError("--package needs a --reason: why now, and where the games that decided it are")
+        if not self.r.promotion.entries:
+            raise RecipeError(f"{self.r.path}: [promotion] names no registry entries to package into")
+        info = self.state["generations"].get(str(g))
+        best = self.state["best"]["generation"]
+        if info is None or not info.get("promoted") or best != g:
+            raise RecipeError(f"generation {g} is not the best network of this run (generation {best} is): only "
+                              "the best is packaged")
+        decision = self.packaging_decision(info)
+        reg = self.path(self.r.promotion.registry)
+        mine = {n: sha256(self.cand_net(g, n)) for n, _ in self.r.promotion.files() if os.path.exists(self.cand_net(g, n))}
+        holding = {f for n, f in self.r.promotion.files()
+                   if os.path.exists(os.path.join(reg, f)) and sha256(os.path.join(reg, f)) == mine.get(n)}
+        files = [f for f, why in decision.items() if not why and f not in holding]
+        if not files:
+            whys = "; ".join([f"{f} already holds it" for f in sorted(holding)]
+                             + [why for whys in decision.values() for why in whys])
+            raise RecipeError(f"the packaging rule replaces no registry file with generation {g}: {whys}")
+        missing = [self.cand_net(g, n) for n, f in self.r.promotion.files() if f in files and n not in mine]
+        if missing:
+            raise RecipeError(f"generation {g}'s {self.rel(missing[0])} is not in this run folder: package in the "
+                              "run folder that played it")
+        info["packaged_by_hand"] = {"reason": reason, "files": files,
+                                    "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+        info["packaged_files"] = sorted(set(info.get("packaged_files") or []) | set(files) | holding)
+        held = [why for f, whys in decision.items() if f not in info["packaged_files"] for why in whys]
+        info["packaged"] = not held
+        info["packaging"] = held
+        self._promote_registry(g, info, files)
+        self.save()
+        self.log(f"[gen {g}] packaged by hand into {', '.join(files)}: {reason}")
+        self.publish()
+        return files
+
+    def _promote_registry(self, g: int, info: dict, files=None) -> None:
+        """Generation g's exported networks into the registry files of ``promotion.entries`` (only ``files``
+        where given), each with its card."""
         from azgo.nets.quantize import copy_int8_copies
         reg = self.path(self.r.promotion.registry)
         os.makedirs(reg, exist_ok=True)
         registry_path = os.path.join(reg, "registry.json")
         registry = json.load(open(registry_path)) if os.path.exists(registry_path) else {"networks": []}
-        for n, fname in sorted(self.r.promotion.entries.items()):
+        for n, fname in self.r.promotion.files():
+            if files is not None and fname not in files:
+                continue
             src = self.cand_net(g, n)
             dst = os.path.join(reg, fname)
             copy_int8_copies(src, dst)  # first: a player reloads when the fp32 file changes
@@ -209,6 +309,8 @@ class PublishMixin:
                           "train": info.get("train", {})}
         if info.get("promoted_by_hand"):  # promoted on games outside the gate's rule: why, and where they are
             base["recipe"]["promoted_by_hand"] = info["promoted_by_hand"]
+        if info.get("packaged_by_hand"):  # packaged after its generation, on the rule as it stands then: why
+            base["recipe"]["packaged_by_hand"] = info["packaged_by_hand"]
         base["strength"] = [self._kept_games(g, rec) for rec in [info.get("gate")] + list(info.get("anchors", {}).values())
                             if rec]
         return relative_paths(base, self.r.root, self.dir)
