@@ -67,6 +67,7 @@ class StrengthLine:
     seconds_per_move: dict = field(default_factory=dict)
     by_colour: dict = field(default_factory=dict)
     note: str = ""
+    stopped: str = ""  # a packaging line ended early once it could no longer reach the card's score: after how many
 
 
 def strength_problems(line: Any, where: str = "strength") -> list[str]:

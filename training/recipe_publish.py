@@ -433,10 +433,10 @@ class PublishMixin:
         nets = {}
         registry = self.path(self.r.promotion.registry)
         for n, path in best["nets"].items():
-            entry = self.r.promotion.entries.get(int(n))
-            promoted = (entry and not self.r.promotion.registry.startswith("<run>/")  # a run's registry goes with it
-                        and os.path.exists(os.path.join(registry, entry))
-                        and sha256(os.path.join(registry, entry)) == sha256(path))
+            holding = [f for m, f in self.r.promotion.files() if m == int(n)
+                       and os.path.exists(os.path.join(registry, f)) and sha256(os.path.join(registry, f)) == sha256(path)]
+            entry = holding[0] if holding else None  # the first registry file that holds this network
+            promoted = entry is not None and not self.r.promotion.registry.startswith("<run>/")  # a run's registry goes with it
             if promoted:
                 nets[n] = self.rel(os.path.join(registry, entry))
                 here = os.path.join(lin, f"best{n}.onnx")
