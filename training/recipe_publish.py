@@ -60,29 +60,28 @@ class PublishMixin:
                 self._promote_registry(g, info, files)
         self.log(f"[gen {g}] promoted: generation {g} is the best network")
 
-    def registry_sizes(self, n: int, fname: str) -> tuple[int, int]:
-        """The board sizes registry file ``fname`` serves (its ``registry.json`` range; a file not yet there:
-        size ``n``, the entry it will get)."""
+    def registry_ranges(self) -> dict[str, tuple[int, int]]:
+        """{registry file: the board sizes it serves} from the promotion registry's ``registry.json`` (empty
+        where there is none)."""
         path = os.path.join(self.path(self.r.promotion.registry), "registry.json")
         try:
             entries = json.loads(Path(path).read_text()).get("networks", []) if os.path.exists(path) else []
         except ValueError:
             entries = []
-        for e in entries:
-            if isinstance(e, dict) and e.get("file") == fname and len(e.get("sizes") or ()) == 2:
-                return int(e["sizes"][0]), int(e["sizes"][1])
-        return n, n
+        return {e["file"]: (int(e["sizes"][0]), int(e["sizes"][1])) for e in entries
+                if isinstance(e, dict) and isinstance(e.get("file"), str) and len(e.get("sizes") or ()) == 2}
+
+    def registry_sizes(self, n: int, fname: str) -> tuple[int, int]:
+        """The board sizes registry file ``fname`` serves (its ``registry.json`` range; a file not yet there:
+        size ``n``, the entry it will get)."""
+        return self.registry_ranges().get(fname, (n, n))
 
     def deciding_files(self, m) -> list[str]:
         """The registry files of ``promotion.entries`` that anchor ``m`` decides: those its network (exported
         for ``m.net_size or m.size``) goes into and whose board sizes include ``m.size``."""
-        net = m.net_size or m.size
-        out = []
-        for n, fname in self.r.promotion.files():
-            lo, hi = self.registry_sizes(n, fname)
-            if n == net and lo <= m.size <= hi:
-                out.append(fname)
-        return out
+        net, ranges = m.net_size or m.size, self.registry_ranges()
+        return [f for n, f in self.r.promotion.files()
+                if n == net and ranges.get(f, (n, n))[0] <= m.size <= ranges.get(f, (n, n))[1]]
 
     def packaged_lines(self, m, files=None) -> list[tuple[str, dict]]:
         """For anchor ``m``: (registry file, record) of the best record on ``m``'s terms in the card of each
@@ -433,8 +432,9 @@ class PublishMixin:
         nets = {}
         registry = self.path(self.r.promotion.registry)
         for n, path in best["nets"].items():
+            digest = sha256(path)
             holding = [f for m, f in self.r.promotion.files() if m == int(n)
-                       and os.path.exists(os.path.join(registry, f)) and sha256(os.path.join(registry, f)) == sha256(path)]
+                       and os.path.exists(os.path.join(registry, f)) and sha256(os.path.join(registry, f)) == digest]
             entry = holding[0] if holding else None  # the first registry file that holds this network
             promoted = entry is not None and not self.r.promotion.registry.startswith("<run>/")  # a run's registry goes with it
             if promoted:
