@@ -178,6 +178,33 @@ def test_plan_starts_a_published_generation_where_the_run_will(tmp_path):
     assert "next: generation 2, from stage selfplay" in run.plan()
 
 
+def test_plan_names_the_lines_that_decide_each_file_of_the_next_generations_promotion(tmp_path):
+    """Started from a published lineage (no run folder), --plan shows the next generation's ``[promotion]`` as
+    its ``[[from_generation]]`` entries make it: a file added to the entries there is decided by the line on its
+    board sizes (campaign19's generation 13 said "large13.onnx ... decided by )" before this was fixed)."""
+    from azgo.training.recipe_run import RecipeRun
+    text = SMOKE.read_text().replace(
+        'entries = { 7 = "smoke7.onnx" }',
+        'entries = { 7 = "smoke7.onnx" }\nlines = ["line7", "line9"]\n\n'
+        '[[anchors]]\nname = "line7"\nopponent = "gnugo"\nsize = 7\n\n'
+        '[[anchors]]\nname = "line9"\nopponent = "gnugo"\nsize = 9\nnet_size = 7')
+    text += '\n[[from_generation]]\ngeneration = 3\npromotion = { entries = { 7 = ["smoke7.onnx", "smoke9.onnx"] } }\n'
+    path = tmp_path / "split.toml"
+    path.write_text(text.replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
+    run = RecipeRun(load_recipe(path), str(tmp_path / "r"))
+    reg = Path(run.dir, "registry")
+    reg.mkdir(parents=True)
+    (reg / "registry.json").write_text(json.dumps({"networks": [
+        {"file": "smoke7.onnx", "sizes": [7, 8], "card": "smoke7.json"},
+        {"file": "smoke9.onnx", "sizes": [9, 9], "card": "smoke9.json"}]}))
+    pub = {"generation": 2, "best": {"generation": 2, "checkpoint_sha256": "0" * 64, "nets": {}}}
+    run.published = lambda: pub
+    run.lineage_file = lambda: str(tmp_path / "lineage.json")
+    promote = [ln for ln in run.plan().splitlines() if ln.strip().startswith("promote:")][0]
+    assert "smoke7.onnx (7x7-8x8; decided by line7)" in promote, promote
+    assert "smoke9.onnx (9x9-9x9; decided by line9)" in promote, promote
+
+
 def test_training_init_latest_carries_on_from_a_generation_its_gate_did_not_promote(tmp_path, monkeypatch):
     """training.init = "latest": generation 3 trains from generation 2's checkpoint although generation 2 was not
     promoted (generation 1 stays the best, for self-play and the gate); the lineage publishes that checkpoint

@@ -143,8 +143,8 @@ class PlanMixin:
         anchors = {a.name: a for a in r.anchors}
 
         def target(n, f):
-            lo, hi = self.registry_sizes(n, f)
-            decided = [x for x in p.lines if x in anchors and f in self.deciding_files(anchors[x])]
+            lo, hi = self.registry_sizes(n, f, p)
+            decided = [x for x in p.lines if x in anchors and f in self.deciding_files(anchors[x], p)]
             return (f"{n}x{n} -> {p.registry}/{f} ({lo}x{lo}-{hi}x{hi}"
                     + (f"; decided by {', '.join(decided)}" if p.lines else "") + ")")
         lines.append("  promote: " + (", ".join(target(n, f) for n, f in p.files())

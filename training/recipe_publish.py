@@ -60,10 +60,10 @@ class PublishMixin:
                 self._promote_registry(g, info, files)
         self.log(f"[gen {g}] promoted: generation {g} is the best network")
 
-    def registry_ranges(self) -> dict[str, tuple[int, int]]:
+    def registry_ranges(self, promotion=None) -> dict[str, tuple[int, int]]:
         """{registry file: the board sizes it serves} from the promotion registry's ``registry.json`` (empty
-        where there is none)."""
-        path = os.path.join(self.path(self.r.promotion.registry), "registry.json")
+        where there is none); ``promotion``: a generation's ``[promotion]`` other than the current one's."""
+        path = os.path.join(self.path((promotion or self.r.promotion).registry), "registry.json")
         try:
             entries = json.loads(Path(path).read_text()).get("networks", []) if os.path.exists(path) else []
         except ValueError:
@@ -71,16 +71,18 @@ class PublishMixin:
         return {e["file"]: (int(e["sizes"][0]), int(e["sizes"][1])) for e in entries
                 if isinstance(e, dict) and isinstance(e.get("file"), str) and len(e.get("sizes") or ()) == 2}
 
-    def registry_sizes(self, n: int, fname: str) -> tuple[int, int]:
+    def registry_sizes(self, n: int, fname: str, promotion=None) -> tuple[int, int]:
         """The board sizes registry file ``fname`` serves (its ``registry.json`` range; a file not yet there:
         size ``n``, the entry it will get)."""
-        return self.registry_ranges().get(fname, (n, n))
+        return self.registry_ranges(promotion).get(fname, (n, n))
 
-    def deciding_files(self, m) -> list[str]:
+    def deciding_files(self, m, promotion=None) -> list[str]:
         """The registry files of ``promotion.entries`` that anchor ``m`` decides: those its network (exported
-        for ``m.net_size or m.size``) goes into and whose board sizes include ``m.size``."""
-        net, ranges = m.net_size or m.size, self.registry_ranges()
-        return [f for n, f in self.r.promotion.files()
+        for ``m.net_size or m.size``) goes into and whose board sizes include ``m.size``. ``promotion``: the
+        ``[promotion]`` of another generation than the one running (``--plan`` of the next one)."""
+        promotion = promotion or self.r.promotion
+        net, ranges = m.net_size or m.size, self.registry_ranges(promotion)
+        return [f for n, f in promotion.files()
                 if n == net and ranges.get(f, (n, n))[0] <= m.size <= ranges.get(f, (n, n))[1]]
 
     def packaged_lines(self, m, files=None) -> list[tuple[str, dict]]:
