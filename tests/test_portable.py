@@ -68,8 +68,8 @@ def test_portable_onnx_rewrites_metadata_and_int8_source_hash(tmp_path):
     fp32, int8 = tmp_path / "n.onnx", tmp_path / "n.int8.onnx"
     onnx.save(model({"azgo_net": "b1c8", "azgo_provenance": prov}), str(fp32))
     old = hashlib.sha256(fp32.read_bytes()).hexdigest()
-    onnx.save(model({"azgo_provenance": prov, "azgo_calibration": json.dumps({"fp32_sha256": old, "n": 1})}),
-              str(int8))
+    calibration = {"fp32_sha256": old, "n": 1, "note": "500 positions of 13x13 games in sp13"}
+    onnx.save(model({"azgo_provenance": prov, "azgo_calibration": json.dumps(calibration)}), str(int8))
     assert portable_onnx(fp32, root) is True
     new = hashlib.sha256(fp32.read_bytes()).hexdigest()
     assert new != old and portable_onnx(fp32, root) is False  # a second pass changes nothing
@@ -79,7 +79,8 @@ def test_portable_onnx_rewrites_metadata_and_int8_source_hash(tmp_path):
         assert json.loads(meta["azgo_provenance"]) == {"batchnorm": "drawn from 5 games in runs/c/gen2/selfplay/13"}
         assert root not in json.dumps(meta)
     meta = {p.key: p.value for p in onnx.load(str(int8)).metadata_props}
-    assert json.loads(meta["azgo_calibration"]) == {"fp32_sha256": new, "n": 1}
+    assert json.loads(meta["azgo_calibration"]) == {"fp32_sha256": new, "n": 1,
+                                                    "note": "500 positions of 13x13 games in sp13"}
 
 
 def test_no_tracked_file_names_a_machine_path():

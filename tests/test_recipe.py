@@ -1114,3 +1114,49 @@ def test_each_registry_file_is_packaged_on_the_lines_of_its_own_board_sizes(tmp_
     run.stage_anchors(4)
     assert played == {"line7": 1, "line9": 4}
     assert run.state["generations"]["4"]["anchors"]["line7"]["stopped"].startswith("after 1 of 4 games")
+
+
+def test_a_network_per_board_size_goes_into_its_own_file_and_plays_its_own_selfplay(tmp_path):
+    """``export.bn_sizes = [7, 9]`` with ``entries = { 7 = "smoke7.onnx", 9 = "smoke9.onnx" }`` (campaign19 from
+    generation 13: a 19x19 and a 13x13 network, each with its own batch-norm statistics): a promoted generation puts
+    each size's network into that size's file, each decided by the line played with it (``net_size``), and
+    self-play plays each size with the best generation's network of that size (the main size's where the best has
+    none, as before)."""
+    from azgo.training.recipe_run import RecipeRun
+    text = SMOKE.read_text().replace("bn_sizes = [7]", "bn_sizes = [7, 9]").replace(
+        'entries = { 7 = "smoke7.onnx" }',
+        'entries = { 7 = "smoke7.onnx", 9 = "smoke9.onnx" }\nlines = ["line7", "line9"]\n\n'
+        '[[anchors]]\nname = "line7"\nopponent = "gnugo"\nlevel = 10\ngames = 4\nsize = 7\nkomi = 9.0\nseconds = 1.0\n\n'
+        '[[anchors]]\nname = "line9"\nopponent = "gnugo"\nlevel = 10\ngames = 4\nsize = 9\nnet_size = 9\nkomi = 9.0\n'
+        'seconds = 1.0')
+    path = tmp_path / "two.toml"
+    path.write_text(text.replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
+    run = RecipeRun(load_recipe(path), str(tmp_path / "run"))
+    assert [run.deciding_files(a) for a in run.r.anchors] == [["smoke7.onnx"], ["smoke9.onnx"]]
+    reg = Path(run.dir, "registry")
+    reg.mkdir(parents=True)
+    (reg / "registry.json").write_text(json.dumps({"networks": [
+        {"file": "smoke7.onnx", "sizes": [7, 8], "card": "smoke7.json"},
+        {"file": "smoke9.onnx", "sizes": [9, 9], "card": "smoke9.json"}]}))
+    for g in (1, 2):
+        Path(run.gen_dir(g), "train").mkdir(parents=True, exist_ok=True)
+        for n in (7, 9):
+            Path(run.cand_net(g, n)).write_bytes(f"generation {g}'s {n}x{n} network".encode())
+    one = {"7": run.cand_net(1, 7)}
+    run.state = {"recipe": run.r.name, "generation": 2, "stage": "promote", "ladder": [], "selfplay": [],
+                 "core_hours": 0.0, "generations": {"1": {"promoted": True}, "2": {}},
+                 "best": {"generation": 1, "checkpoint": "", "nets": one}}
+    run.log = lambda line: None
+    assert run.best_net(7) == run.best_net(9) == run.cand_net(1, 7)  # a best with one network plays every size
+    rec = {"opponent": "GNU Go 3.8 level 10", "komi": 9.0, "handicap": 0, "seconds": 1.0, "visits": None,
+           "threads": 1, "games": 4, "wins": 3, "losses": 1, "draws": 0,
+           "command": "azgo match -a 'azgo gtp' -b 'gnugo --mode gtp --level 10'", "games_folder": "x"}
+    run.state["generations"]["2"] = {"gate": {"line": "gate", "opponent": "best", "size": 7, "games": 2, "wins": 2,
+                                              "losses": 0, "draws": 0, "score": 1.0, "passed": True},
+                                     "anchors": {"line7": dict(rec, line="line7", size=7),
+                                                 "line9": dict(rec, line="line9", size=9)}}
+    run.stage_promote(2)
+    assert run.state["generations"]["2"]["packaged_files"] == ["smoke7.onnx", "smoke9.onnx"]
+    assert (reg / "smoke7.onnx").read_bytes() == b"generation 2's 7x7 network"
+    assert (reg / "smoke9.onnx").read_bytes() == b"generation 2's 9x9 network"
+    assert run.best_net(7) == run.cand_net(2, 7) and run.best_net(9) == run.cand_net(2, 9)

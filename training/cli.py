@@ -6,6 +6,7 @@ it); each command imports what it needs when it runs.
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 
@@ -320,7 +321,9 @@ def quantize(net, games, calibration, size, positions, keep_fp32, int8_everywher
         if len(planes) == 0:
             raise click.ClickException(f"no {size}x{size} positions in {' '.join(games)}")
         arrays = [planes]
-        note = note or f"{len(planes)} positions of {size}x{size} games in {' '.join(games)}"
+        from .portable import portable_paths
+        named = portable_paths(list(games), os.getcwd())
+        note = note or f"{len(planes)} positions of {size}x{size} games in {' '.join(named)}"
     try:
         path = quantize_int8(net, arrays, out or (int8_vnni_path_for(net) if analysis else None),
                              calibration_note=note, keep_fp32=keep_fp32,

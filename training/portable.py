@@ -108,9 +108,9 @@ def write_portable_checkpoint(src: str | os.PathLike, dst: str | os.PathLike, ro
 
 
 def portable_onnx(path: str | os.PathLike, root: str | None, fp32_sha256: dict[str, str] | None = None) -> bool:
-    """Rewrite network ``path``'s ``azgo_provenance`` metadata with `portable_paths` (weights untouched),
-    and in an int8 copy's ``azgo_calibration`` replace an old ``fp32_sha256`` by ``fp32_sha256[old]``
-    (the new hash of its rewritten source). Written whole or not at all; returns whether it changed."""
+    """Rewrite network ``path``'s ``azgo_provenance`` metadata and an int8 copy's ``azgo_calibration`` record
+    with `portable_paths` (weights untouched), and in the latter replace an old ``fp32_sha256`` by
+    ``fp32_sha256[old]`` (the new hash of its rewritten source). Written whole or not at all; returns whether it changed."""
     import onnx
 
     from azgo.engine.atomic import atomic_target
@@ -121,8 +121,10 @@ def portable_onnx(path: str | os.PathLike, root: str | None, fp32_sha256: dict[s
         value = json.loads(prop.value) if prop.key in ("azgo_provenance", "azgo_calibration") else None
         if prop.key == "azgo_provenance":
             new = portable_paths(value, root)
-        elif prop.key == "azgo_calibration" and fp32_sha256 and value.get("fp32_sha256") in fp32_sha256:
-            new = {**value, "fp32_sha256": fp32_sha256[value["fp32_sha256"]]}
+        elif prop.key == "azgo_calibration":
+            new = portable_paths(value, root)
+            if fp32_sha256 and value.get("fp32_sha256") in fp32_sha256:
+                new["fp32_sha256"] = fp32_sha256[value["fp32_sha256"]]
         else:
             continue
         if new != value:
