@@ -1121,7 +1121,7 @@ def test_a_network_per_board_size_goes_into_its_own_file_and_plays_its_own_selfp
     generation 13: a 19x19 and a 13x13 network, each with its own batch-norm statistics): a promoted generation puts
     each size's network into that size's file, each decided by the line played with it (``net_size``), and
     self-play plays each size with the best generation's network of that size (the main size's where the best has
-    none, as before)."""
+    none and no checkpoint to make one from)."""
     from azgo.training.recipe_run import RecipeRun
     text = SMOKE.read_text().replace("bn_sizes = [7]", "bn_sizes = [7, 9]").replace(
         'entries = { 7 = "smoke7.onnx" }',
@@ -1160,3 +1160,41 @@ def test_a_network_per_board_size_goes_into_its_own_file_and_plays_its_own_selfp
     assert (reg / "smoke7.onnx").read_bytes() == b"generation 2's 7x7 network"
     assert (reg / "smoke9.onnx").read_bytes() == b"generation 2's 9x9 network"
     assert run.best_net(7) == run.cand_net(2, 7) and run.best_net(9) == run.cand_net(2, 9)
+
+
+def test_a_size_the_best_generation_has_no_network_of_gets_one_from_its_checkpoint(tmp_path):
+    """A best generation trained before a size was exported (campaign19: generation 12 had only its 19x19
+    network when generation 13 began to export 13x13 and 9x9 ones) must not play that size's self-play with the
+    main size's batch-norm statistics: its checkpoint is exported with that size's statistics (from the window's
+    games of the size) and quantized, once, and recorded among the best networks. A size not exported keeps
+    playing the main size's network."""
+    import onnx
+
+    from azgo.nets.quantize import int8_path_for
+    from azgo.training.checkpoints import save_atomic
+    from azgo.training.model import build_model
+    from azgo.training.recipe_run import RecipeRun
+    text = SMOKE.read_text().replace("bn_sizes = [7]", "bn_sizes = [7, 9]") + (
+        '\n[[window.sources]]\npath = "docs/strength/pachi9g12bn9/pachi9/part0"\nshare = 1.0\nsize = 9\n')
+    path = tmp_path / "nine.toml"
+    path.write_text(text.replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
+    run = RecipeRun(load_recipe(path), str(tmp_path / "run"))
+    run.log = lambda line: None
+    ckpt = os.path.join(run.gen_dir(1), "train", "checkpoint.pt")
+    os.makedirs(os.path.dirname(ckpt), exist_ok=True)
+    save_atomic({"net": "b2c16", "model": build_model("b2c16", seed=1).state_dict(), "step": 8, "training": "test"},
+                ckpt)
+    seven = os.path.join(run.gen_dir(1), "net7.onnx")
+    Path(seven).write_bytes(b"the best 7x7 network")
+    run.state = {"recipe": run.r.name, "generation": 2, "stage": "selfplay", "ladder": [], "selfplay": [],
+                 "core_hours": 0.0, "generations": {"1": {}},
+                 "best": {"generation": 1, "checkpoint": ckpt, "nets": {"7": seven}}}
+    nine = run.best_net(9)
+    assert nine == os.path.join(run.gen_dir(1), "net9.onnx") and run.state["best"]["nets"]["9"] == nine
+    meta = {p.key: p.value for p in onnx.load(nine).metadata_props}
+    assert "9x9 games" in json.loads(meta["azgo_provenance"])["batchnorm"]
+    assert int8_path_for(nine).exists()  # self-play plays int8
+    made = os.path.getmtime(nine)
+    assert run.best_net(9) == nine and os.path.getmtime(nine) == made  # made once
+    assert json.loads(Path(run.state_path).read_text())["best"]["nets"]["9"] == nine  # saved with the state
+    assert run.best_net(8) == seven  # not an exported size: the main size's network, as before
