@@ -97,7 +97,7 @@ def engine_options(f):
                      help="Weight of the score lead beside the winrate in what the search maximises "
                           "(KataGo's score utility; 0 = the winrate alone). Keeps a winning (or losing) "
                           "engine telling a move that keeps a group from one that loses it."),
-        click.option("--early-stop", type=click.Choice(["always", "banked"]), default="always", show_default=True,
+        click.option("--early-stop", type=click.Choice(["always", "banked"]), default="banked", show_default=True,
                      help="End a timed search once no other move can overtake the best: always, or banked = only "
                           "where the clock keeps the seconds saved (main time, Fischer, Canadian), so that in a "
                           "byo-yomi period or under --seconds the whole time is searched (the tree is reused "

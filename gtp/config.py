@@ -56,8 +56,8 @@ class EngineConfig:
     ladders: bool = True  # ladder reading in the search (SearchConfig.ladder_prior, ladder_capture_prior)
     score_utility: float = 0.0  # weight of the score lead in the search's utility (SearchConfig.score_utility)
     # end a timed search once its move cannot change: "always", or "banked" (only where the clock keeps the
-    # seconds saved: not in a byo-yomi period, not under --seconds)
-    early_stop: str = "always"
+    # seconds saved: not in a byo-yomi period, not under --seconds); banked since docs/strength/earlystop19
+    early_stop: str = "banked"
     dynamic_komi: str = "off"  # "linear" (White giving handicap) or "ahead" (a side far ahead): engine.dynkomi
     pass_after_move: bool = False  # False (the default): pass only after the opponent's pass (PlayerConfig.pass_replies_pass)
     symmetry: str = "random"

@@ -428,8 +428,11 @@ def test_early_stop_banked_searches_on_where_the_clock_would_lose_the_seconds():
             ("banked", ["kgs-time_settings byoyomi 0 1 3"], False),  # a period from the start
             ("banked", ["kgs-time_settings byoyomi 60 1 3"], True),  # main time
             ("banked", ["kata-time_settings fischer 60 1"], True),
-            ("banked", [], False)):  # --seconds alone: nothing is banked
-        engine = make_engine(visits=None, seconds=None if commands else 1.0, early_stop=mode)
+            ("banked", [], False),  # --seconds alone: nothing is banked
+            (None, ["kgs-time_settings byoyomi 0 1 3"], False),  # the default is banked (docs/strength/earlystop19)
+            (None, ["kgs-time_settings byoyomi 60 1 3"], True)):
+        mode_cfg = {} if mode is None else {"early_stop": mode}
+        engine = make_engine(visits=None, seconds=None if commands else 1.0, **mode_cfg)
         talk(["boardsize 9"] + commands, engine)
         limits, _ = engine._limits(BLACK)
         assert limits.early_stop is early, (mode, commands)

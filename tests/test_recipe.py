@@ -64,6 +64,7 @@ def _variant(tmp_path, old: str, new: str, name="bad.toml") -> Path:
     ('entries = { 7 = "smoke7.onnx" }', 'entries = { 7 = "smoke7.onnx" }\nlines = ["g7"]\n\n[[anchors]]\n'
      'name = "g7"\nopponent = "gnugo"\nsize = 7\nevery = 2', "promotion.lines: 'g7' plays every 2 generations"),
     ("threshold = 0.0", "threshold = 0.0\nnet_size = 9", "gate.net_size: no network is exported for 9x9"),
+    ("threshold = 0.0", 'threshold = 0.0\nearly_stop = "never"', "gate.early_stop: always, banked or empty"),
 ])
 def test_a_bad_field_fails_naming_the_field(tmp_path, old, new, field):
     bad = _variant(tmp_path, old, new)
@@ -1198,3 +1199,20 @@ def test_a_size_the_best_generation_has_no_network_of_gets_one_from_its_checkpoi
     assert run.best_net(9) == nine and os.path.getmtime(nine) == made  # made once
     assert json.loads(Path(run.state_path).read_text())["best"]["nets"]["9"] == nine  # saved with the state
     assert run.best_net(8) == seven  # not an exported size: the main size's network, as before
+
+
+def test_a_line_can_keep_the_early_stop_its_ladder_was_measured_with(tmp_path):
+    """``early_stop`` in a line passes ``--early-stop`` to azgo (so a ladder keeps its search when azgo's default
+    changes, docs/strength/earlystop19); left out, azgo plays with its own default."""
+    from azgo.training.recipe_run import RecipeRun
+    text = SMOKE.read_text().replace("threshold = 0.0", 'threshold = 0.0\nearly_stop = "always"')
+    path = tmp_path / "pinned.toml"
+    path.write_text(text.replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
+    pinned = load_recipe(path)
+    assert pinned.gate.early_stop == "always" and load_recipe(SMOKE).gate.early_stop == ""
+    run = RecipeRun(pinned, str(tmp_path / "r"))
+    assert run._azgo("n.onnx", pinned.gate).endswith(" --early-stop always")
+    assert "--early-stop" not in run._azgo("n.onnx", load_recipe(SMOKE).gate)
+    plan = subprocess.run(AZGO + ["loop", "--recipe", str(path), "--run-dir", str(tmp_path / "p"), "--plan"],
+                          capture_output=True, text=True, timeout=120)
+    assert plan.returncode == 0 and ", --early-stop always; passes at" in plan.stdout, plan.stderr

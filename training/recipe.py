@@ -263,7 +263,9 @@ class Match:
     play at once (each in its own folder, one core each), as the campaign ran its lines. An anchor line
     runs every ``every`` generations (1: each one). ``net_size``: the exported network that plays, by the
     board size of its batch-norm statistics (0: the line's own size), e.g. the 19x19 network on 13x13 as the
-    registry gives it to users there."""
+    registry gives it to users there. ``early_stop``: azgo's ``--early-stop`` in this line ("always" or
+    "banked"; empty: azgo's default), so that a ladder keeps the search its earlier generations were measured
+    with when azgo's default changes."""
 
     name: str = "gate"
     opponent: str = "best"
@@ -279,6 +281,7 @@ class Match:
     parallel: int = 1
     every: int = 1
     net_size: int = 0
+    early_stop: str = ""
 
 
 @dataclass(frozen=True)

@@ -45,8 +45,9 @@ class LinesMixin:
         limit = f"--visits {m.visits}" if m.visits else f"--seconds {m.seconds:g}"
         if m.visits == 0 and m.same_clock and m.opponent != "best":
             limit = "--lag 0.1"  # the clock (byo-yomi of `seconds` a move) sets azgo's time, as the opponent's
+        early = f" --early-stop {m.early_stop}" if m.early_stop else ""
         return (f"{shlex.quote(sys.executable)} -m azgo.gtp.cli gtp --net {shlex.quote(net)} --threads {m.threads} "
-                f"--precision {precision} --device cpu {limit}")
+                f"--precision {precision} --device cpu {limit}{early}")
 
     def _opponent(self, m) -> str:
         if m.opponent == "best":

@@ -135,7 +135,8 @@ class PlanMixin:
                         if r.gate.rule == "sprt" else f"; passes at a score >= {r.gate.threshold:g}")
             lines.append(f"  {m.name}: {m.games} games against {m.opponent} on {m.size}x{m.size}, komi {m.komi:g}"
                          + (f" (the {m.net_size}x{m.net_size} network)" if m.net_size and m.net_size != m.size else "")
-                         + (f", {m.handicap} handicap stones" if m.handicap else "") + f", {how}{rule}"
+                         + (f", {m.handicap} handicap stones" if m.handicap else "") + f", {how}"
+                         + (f", --early-stop {m.early_stop}" if m.early_stop else "") + rule
                          + (f" ({m.parallel} at once)" if m.parallel > 1 else "")
                          + (f"; every {m.every} generations" + ("" if g % m.every else ", this one")
                             if m is not r.gate and m.every > 1 else ""))
