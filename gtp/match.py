@@ -87,10 +87,13 @@ def send_time_left(engine: GtpClient, clock: Clock, color: int) -> None:
 
 
 def play_game(black: GtpClient, white: GtpClient, size: int, komi: float, time_settings: TimeSettings | None = None,
-              max_moves: int | None = None, rules: Rules = Rules(), handicap: int = 0) -> GameOutcome:
+              max_moves: int | None = None, rules: Rules = Rules(), handicap: int = 0,
+              opening: list[tuple[int, int]] | None = None) -> GameOutcome:
     """Play one game between two started engines; returns the outcome (``a_black`` left False).
 
-    ``handicap`` stones: both engines get ``fixed_handicap N`` and White moves first."""
+    ``handicap`` stones: both engines get ``fixed_handicap N`` and White moves first. ``opening``: ``(color,
+    move)`` pairs (moves as in ``azgo.engine.coords``) played first and sent to both engines as ``play``, so that
+    the game goes on from that position (the clock starts after them)."""
     engines = {BLACK: black, WHITE: white}
     for e in engines.values():
         e.send(f"boardsize {size}")
@@ -104,6 +107,10 @@ def play_game(black: GtpClient, white: GtpClient, size: int, komi: float, time_s
             got = e.send(f"fixed_handicap {handicap}").split()
             if sorted(gtp_to_move(v, size) for v in got) != want:
                 raise EngineError(f"{e.name} placed handicap {' '.join(got)}, not the GTP points")
+    for c, move in opening or ():
+        game.play(move, c)
+        for e in engines.values():
+            e.send(f"play {'black' if c == BLACK else 'white'} {move_to_gtp(move, size)}")
     clock = Clock(time_settings or TimeSettings())
     if time_settings is not None and time_settings.kind != "none":
         for e in engines.values():

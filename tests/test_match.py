@@ -244,3 +244,26 @@ def test_parallel_parts_share_the_games_resume_and_stop_together(tmp_path):
                         should_stop=lambda summary: summary.games >= 3, size=7, komi=7.0)
     assert 3 <= s.games <= 4 and sum("decided" in m for m in logs) == 2
     assert s.games == sum(len(list((tmp_path / "stop" / f"part{k}").glob("*.sgf"))) for k in range(2))
+
+
+@pytest.mark.slow
+def test_a_game_goes_on_from_its_opening():
+    """play_game's opening moves are on both engines' boards before the first genmove: the side to move follows
+    them and no engine replies to a point they took."""
+    from azgo.engine.board import BLACK, WHITE
+    from azgo.engine.coords import gtp_to_move
+    from azgo.gtp.match import GtpClient, play_game
+    cmd = f"{sys.executable} -m azgo.gtp.cli gtp --visits 8"
+    a, b = GtpClient(cmd, "a"), GtpClient(cmd, "b")
+    opening = [(BLACK, gtp_to_move("D4", 7)), (WHITE, gtp_to_move("C3", 7)), (BLACK, gtp_to_move("E5", 7))]
+    try:
+        out = play_game(a, b, 7, 7.0, max_moves=12, opening=opening)
+        board = a.send("showboard")
+    finally:
+        a.close()
+        b.close()
+    assert out.moves[:3] == opening
+    assert out.moves[3][0] == WHITE
+    assert all(m not in {mv for _, mv in opening} for _, m in out.moves[3:] if m >= 0)
+    assert "+F" not in out.result, out.reason
+    assert board.count("X") + board.count("O") >= 3
