@@ -1163,6 +1163,98 @@ def test_a_network_per_board_size_goes_into_its_own_file_and_plays_its_own_selfp
     assert run.best_net(7) == run.cand_net(2, 7) and run.best_net(9) == run.cand_net(2, 9)
 
 
+def test_a_file_of_by_lines_alone_is_decided_by_its_lines_when_the_gate_fails(tmp_path):
+    """``promotion.by_lines_alone = [9]`` with a 7x7 gate: a generation its gate did not promote still plays the
+    line that decides the 9x9 file (not the 7x7 one) and replaces the 9x9 file when that line holds its card; the
+    best network and the 7x7 file stay. A 9x9 line below the card, or one no card measures, replaces nothing."""
+    from azgo.gtp.match import MatchSummary
+    from azgo.training.recipe_run import RecipeRun
+
+    def recipe(promotion, name):
+        text = SMOKE.read_text().replace("bn_sizes = [7]", "bn_sizes = [7, 9]").replace(
+            'entries = { 7 = "smoke7.onnx" }',
+            'entries = { 7 = "smoke7.onnx", 9 = "smoke9.onnx" }\n' + promotion + '\n\n'
+            '[[anchors]]\nname = "line7"\nopponent = "gnugo"\nlevel = 10\ngames = 4\nsize = 7\nkomi = 9.0\n'
+            'seconds = 1.0\n\n[[anchors]]\nname = "line9"\nopponent = "gnugo"\nlevel = 10\ngames = 4\nsize = 9\n'
+            'net_size = 9\nkomi = 9.0\nseconds = 1.0')
+        path = tmp_path / name
+        path.write_text(text.replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
+        return load_recipe(path)
+
+    with pytest.raises(RecipeError, match="by_lines_alone: board sizes of promotion.entries"):
+        recipe('lines = ["line7", "line9"]\nby_lines_alone = [13]', "bad.toml")
+    with pytest.raises(RecipeError, match="by_lines_alone: its files are decided by promotion.lines alone"):
+        recipe("by_lines_alone = [9]", "nolines.toml")
+    r = recipe('lines = ["line7", "line9"]\nby_lines_alone = [9]', "alone.toml")
+    assert r.promotion.by_lines_alone == (9,) and r.promotion.gated("smoke7.onnx") and not r.promotion.gated("smoke9.onnx")
+    run = RecipeRun(r, str(tmp_path / "run"))
+    assert "smoke9.onnx (9x9-9x9; decided by line9, with or without the gate)" in run.plan()
+    reg = Path(run.dir, "registry")
+    reg.mkdir(parents=True)
+    (reg / "registry.json").write_text(json.dumps({"networks": [
+        {"file": "smoke7.onnx", "sizes": [7, 8], "card": "smoke7.json"},
+        {"file": "smoke9.onnx", "sizes": [9, 9], "card": "smoke9.json"}]}))
+    rec = {"opponent": "GNU Go 3.8 level 10", "komi": 9.0, "handicap": 0, "seconds": 1.0, "visits": None,
+           "threads": 1, "games": 4, "wins": 3, "losses": 1, "draws": 0,
+           "command": "azgo match -a 'azgo gtp' -b 'gnugo --mode gtp --level 10'", "games_folder": "x"}
+    for n in (7, 9):
+        (reg / f"smoke{n}.onnx").write_bytes(f"generation 1's {n}x{n} network".encode())
+        (reg / f"smoke{n}.json").write_text(json.dumps({"strength": [dict(rec, line=f"line{n}", size=n)]}))
+    for g in (1, 2, 3):
+        Path(run.gen_dir(g), "train").mkdir(parents=True, exist_ok=True)
+        for n in (7, 9):
+            Path(run.cand_net(g, n)).write_bytes(f"generation {g}'s {n}x{n} network".encode())
+    failed = {"line": "gate", "opponent": "best", "size": 7, "games": 2, "wins": 0, "losses": 2, "draws": 0,
+              "score": 0.0, "passed": False}
+    best = {"generation": 1, "checkpoint": "", "nets": {"7": run.cand_net(1, 7), "9": run.cand_net(1, 9)}}
+    run.state = {"recipe": run.r.name, "generation": 2, "stage": "anchors", "ladder": [], "selfplay": [],
+                 "core_hours": 0.0, "generations": {"1": {"promoted": True}, "2": {"gate": dict(failed)}},
+                 "best": dict(best)}
+    logged, played = [], {}
+
+    def fake_line(g, m, folder, should_stop=None):
+        s = MatchSummary(0, 0, 0, 0, "a", "b")
+        for won in {"line7": [1, 1, 1, 1], "line9": [1, 1, 1, 0]}[m.name]:
+            if should_stop is not None and s.games and should_stop(s):
+                break
+            s.add(bool(won), True)
+        played[m.name] = s.games
+        return s
+
+    run.log, run._line = logged.append, fake_line
+    run.stage_anchors(2)
+    assert played == {"line9": 4}  # the 7x7 file waits for the gate; the 9x9 one does not
+    assert any("line7: not played: the gate did not promote generation 2" in line for line in logged)
+    assert any("line9: played though the gate did not promote" in line for line in logged)
+    run.stage_promote(2)
+    info = run.state["generations"]["2"]
+    assert info["promoted"] is False and info["packaged_files"] == ["smoke9.onnx"] and info["packaged_without_gate"]
+    assert run.state["best"]["generation"] == 1 and run.best_net(9) == run.cand_net(1, 9)
+    assert (reg / "smoke9.onnx").read_bytes() == b"generation 2's 9x9 network"
+    assert (reg / "smoke7.onnx").read_bytes() == b"generation 1's 7x7 network"
+    card = json.loads((reg / "smoke9.json").read_text())
+    assert card["recipe"]["generation"] == 2 and card["recipe"]["packaged_without_gate"] is True
+    # below the card (2 of 4 against generation 2's 3 of 4): nothing is replaced
+    run.state["generations"]["3"] = {"gate": dict(failed),
+                                     "anchors": {"line9": dict(rec, line="line9", size=9, wins=2, losses=2)}}
+    run.stage_promote(3)
+    assert "packaged_files" not in run.state["generations"]["3"]
+    assert (reg / "smoke9.onnx").read_bytes() == b"generation 2's 9x9 network"
+    # a card with no line on these terms: no game measured the file against it, so it stays
+    (reg / "smoke9.json").write_text(json.dumps({"strength": [dict(rec, line="line9", size=9, komi=5.5)]}))
+    run.state["generations"]["3"] = {"gate": dict(failed), "anchors": {"line9": dict(rec, line="line9", size=9)}}
+    run.stage_promote(3)
+    assert "packaged_files" not in run.state["generations"]["3"]
+    assert (reg / "smoke9.onnx").read_bytes() == b"generation 2's 9x9 network"
+    # without by_lines_alone a failed gate plays neither line and replaces nothing
+    run = RecipeRun(recipe('lines = ["line7", "line9"]', "gated.toml"), str(tmp_path / "run2"))
+    run.state = {"generations": {"4": {"gate": dict(failed)}}}
+    played.clear()
+    run.log, run._line = logged.append, fake_line
+    run.stage_anchors(4)
+    assert played == {}
+
+
 def test_a_size_the_best_generation_has_no_network_of_gets_one_from_its_checkpoint(tmp_path):
     """A best generation trained before a size was exported (campaign19: generation 12 had only its 19x19
     network when generation 13 began to export 13x13 and 9x9 ones) must not play that size's self-play with the

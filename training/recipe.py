@@ -315,16 +315,27 @@ class Promotion:
     they can still decide something: not at all for a generation its gate did not promote, nor once every file
     a line decides is already held back by an earlier line, and a line ends as soon as it can no longer reach
     any of its files' card scores (its record then says ``stopped``); a line that can package is always played
-    in full."""
+    in full.
+    ``by_lines_alone``: exported board sizes (keys of ``entries``) whose registry files the lines decide without
+    the gate: a generation its gate did not promote (the lineage stays on the best network) still replaces such a
+    file when the lines that decide it score at least its card (at least one of them compared with a card line on
+    the same terms), and those lines are played for it. The gate plays one board size; a network exported for
+    another is then judged by games on its own size."""
 
     entries: dict = field(default_factory=dict)
     registry: str = "nets"
     lines: tuple = ()
     stop_early: bool = True
+    by_lines_alone: tuple = ()
 
     def files(self) -> list[tuple[int, str]]:
         """(board size of the exported network, registry file) of every entry, by size, then as written."""
         return [(n, f) for n, fs in sorted(self.entries.items()) for f in ((fs,) if isinstance(fs, str) else fs)]
+
+    def gated(self, fname: str) -> bool:
+        """Whether registry file ``fname`` is replaced only by a generation its gate promoted (see
+        ``by_lines_alone``)."""
+        return not any(f == fname and n in self.by_lines_alone for n, f in self.files())
 
 
 @dataclass(frozen=True)

@@ -243,3 +243,9 @@ def _check_promotion(r: Recipe, fail, num) -> None:
                                     "opponent (gnugo, pachi or a GTP command)")
     if r.promotion.lines and not r.promotion.entries:
         fail("promotion.lines", "decide packaging: set promotion.entries (the registry files) too")
+    for n in r.promotion.by_lines_alone:
+        if isinstance(n, bool) or not isinstance(n, int) or n not in r.promotion.entries:
+            fail("promotion.by_lines_alone", f"board sizes of promotion.entries "
+                                             f"({sorted(r.promotion.entries)}), got {n!r}")
+    if r.promotion.by_lines_alone and not r.promotion.lines:
+        fail("promotion.by_lines_alone", "its files are decided by promotion.lines alone: name those lines")

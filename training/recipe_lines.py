@@ -123,9 +123,10 @@ class LinesMixin:
 
     def stage_anchors(self, g: int) -> None:
         """Every anchor line due this generation. With ``promotion.stop_early``, a line of ``promotion.lines``
-        is played only while it can decide packaging (see `Promotion`): skipped when the gate did not promote
-        the candidate or earlier such lines already held back every registry file it decides, and ended once
-        it can no longer score any of those files' card points (``stopped`` in its record)."""
+        is played only while it can decide packaging (see `Promotion`): skipped when none of the registry files it
+        decides is open (a file is open unless an earlier such line already held it back or the gate did not
+        promote the candidate and the file is not one of ``by_lines_alone``), and ended once it can no longer
+        score any open file's card points (``stopped`` in its record)."""
         info = self.state["generations"].setdefault(str(g), {})
         p = self.r.promotion
         deciding = set(p.lines) if p.entries and p.stop_early else set()
@@ -138,15 +139,20 @@ class LinesMixin:
             bars = {}
             if a.name in deciding:
                 files = self.deciding_files(a)
-                if not promoted or (files and all(f in held_by for f in files)):
-                    by = sorted({held_by[f] for f in files if f in held_by})
+                reachable = [f for f in files if promoted or not p.gated(f)]  # the gate leaves these open
+                open_files = [f for f in reachable if f not in held_by]
+                if not open_files and (files or not promoted):
+                    by = sorted({held_by[f] for f in reachable if f in held_by})
                     why = (f"its {' and '.join(by)} line{'s' if len(by) > 1 else ''} already "
-                           f"hold{'' if len(by) > 1 else 's'} packaging back" if promoted
+                           f"hold{'' if len(by) > 1 else 's'} packaging back" if by
                            else f"the gate did not promote generation {g}")
                     self.log(f"[gen {g}] {a.name}: not played: {why}, and this line only decides packaging "
                              "(promotion.stop_early)")
                     continue
-                bars = self.packaging_bars(a, [f for f in files if f not in held_by])
+                if not promoted:
+                    self.log(f"[gen {g}] {a.name}: played though the gate did not promote generation {g}: it "
+                             f"decides {', '.join(open_files)} (promotion.by_lines_alone)")
+                bars = self.packaging_bars(a, open_files)
             # it stops only when it can reach no open file's bar (a file whose card has no such line: never)
             bar = min(bars.values()) if bars and None not in bars.values() else None
             stop = None if bar is None else (lambda s, a=a, bar=bar: out_of_reach(s, a.games, bar))

@@ -147,13 +147,15 @@ class PlanMixin:
             lo, hi = self.registry_sizes(n, f, p)
             decided = [x for x in p.lines if x in anchors and f in self.deciding_files(anchors[x], p)]
             return (f"{n}x{n} -> {p.registry}/{f} ({lo}x{lo}-{hi}x{hi}"
-                    + (f"; decided by {', '.join(decided)}" if p.lines else "") + ")")
+                    + (f"; decided by {', '.join(decided)}" if p.lines else "")
+                    + ("" if p.gated(f) else ", with or without the gate") + ")")
         lines.append("  promote: " + (", ".join(target(n, f) for n, f in p.files())
                                       if p.entries else "best network of the run only (no registry entry)")
                      + ("; each file packaged only if the lines that decide it score at least its card on the same"
                         " terms" + ("; those lines are played only while they can decide it (not after a failed"
-                                    " gate or once the lines before them held their files back, and stopped once out"
-                                    " of reach)" if p.stop_early else "") if p.lines else ""))
+                                    " gate" + (", but for the files decided with or without it," if p.by_lines_alone
+                                               else "") + " or once the lines before them held their files back, and"
+                                    " stopped once out of reach)" if p.stop_early else "") if p.lines else ""))
         lines.append("  publish: " + (f"{r.lineage.dir} (best.pt, lineage.json, ladder)" if r.lineage.dir else "nothing")
                      + (f", self-play shards under {r.lineage.data}/" if r.lineage.data else ""))
         return "\n".join(lines)

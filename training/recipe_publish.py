@@ -41,6 +41,11 @@ class PublishMixin:
         if not passed:
             info["promoted"] = False
             self.log(f"[gen {g}] not promoted: generation {self.state['best']['generation']} stays the best")
+            files = self.packaging_without_gate(info)
+            if files:
+                info["packaged_files"] = files
+                info["packaged_without_gate"] = True
+                self._promote_registry(g, info, files)
             return
         nets = {str(n): self.cand_net(g, n) for n in self.r.export.bn_sizes}
         self.state["best"] = {"generation": g, "checkpoint": os.path.join(self.gen_dir(g), "train", "checkpoint.pt"),
@@ -145,6 +150,30 @@ class PublishMixin:
                         f"{best['draws']:g} of {best['games']} on the same terms ({best.get('games_folder', '')})"
                         f": {fname} stays")
         return decision
+
+    def packaging_without_gate(self, info: dict) -> list[str]:
+        """The registry files of ``promotion.by_lines_alone`` that a generation its gate did not promote replaces:
+        each line of ``promotion.lines`` that decides the file scored at least the file's card on its terms, and at
+        least one of them was compared with such a card line (a file no played line measured stays)."""
+        p = self.r.promotion
+        if not (p.entries and p.by_lines_alone):
+            return []
+        decision = self.packaging_decision(info)
+        anchors = {a.name: a for a in self.r.anchors}
+        played = info.get("anchors", {})
+        out = []
+        for n, fname in p.files():
+            if p.gated(fname) or decision.get(fname):
+                continue
+            measured = [name for name in p.lines if name in anchors and fname in self.deciding_files(anchors[name])
+                        and (played.get(name) or {}).get("games") and self.packaged_lines(anchors[name], [fname])]
+            if measured:
+                self.log(f"[promote] {fname}: its {', '.join(measured)} line{'s' if len(measured) > 1 else ''} "
+                         "hold its card, without the gate (promotion.by_lines_alone)")
+                out.append(fname)
+            else:
+                self.log(f"[promote] {fname}: no line compared with its card: it stays (promotion.by_lines_alone)")
+        return out
 
     def packaging_held_back(self, info: dict) -> list[str]:
         """Why a generation its gate promoted does not replace every registry file (empty: it does); see
@@ -310,6 +339,8 @@ class PublishMixin:
                           "train": info.get("train", {})}
         if info.get("promoted_by_hand"):  # promoted on games outside the gate's rule: why, and where they are
             base["recipe"]["promoted_by_hand"] = info["promoted_by_hand"]
+        if info.get("packaged_without_gate"):  # its gate did not promote it: its lines on this size decided
+            base["recipe"]["packaged_without_gate"] = True
         if info.get("packaged_by_hand"):  # packaged after its generation, on the rule as it stands then: why
             base["recipe"]["packaged_by_hand"] = info["packaged_by_hand"]
         base["strength"] = [self._kept_games(g, rec) for rec in [info.get("gate")] + list(info.get("anchors", {}).values())
