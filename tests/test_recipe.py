@@ -617,6 +617,10 @@ selfplay = { games = 10, komi = { fair = { 7 = 9.0, 9 = 7.0 } } }
 generation = 5
 [from_generation.selfplay]
 games = 12
+
+[[from_generation]]
+generation = 7
+sizes = { 9 = 1.0 }
 """
     path = tmp_path / "sched.toml"
     path.write_text(text.replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
@@ -629,6 +633,8 @@ games = 12
     g6 = r.at_generation(6)
     assert g6.selfplay.games == 12 and g6.sizes == {7: 0.5, 9: 0.5} and g6.generation_changes == (3, 5)
     assert g6.at_generation(2).games_per_size() == {7: 6}  # any generation from any of them
+    assert r.at_generation(7).sizes == {9: 1.0}  # shares over board sizes are replaced whole: 7x7 left out
+    assert r.at_generation(7).selfplay.komi.fair == {7: 9.0, 9: 7.0}  # other tables still merge
     from azgo.training.recipe_run import RecipeRun
     run = RecipeRun(r, str(tmp_path / "run"))
     run.published = lambda: {"generation": 4, "best": {"generation": 4, "checkpoint_sha256": "0" * 64, "nets": {}}}

@@ -365,7 +365,8 @@ class Recipe:
 
     def at_generation(self, g: int) -> "Recipe":
         """The recipe that generation ``g`` runs: the file's own sections with every ``[[from_generation]]``
-        entry of generation <= g merged in, in order (tables merge key by key, anything else is replaced)."""
+        entry of generation <= g merged in, in order (tables merge key by key, anything else is replaced; ``sizes``
+        and ``size_mix`` are replaced whole)."""
         due = tuple(n for n, _ in self.schedule if n <= g)
         if due == self.generation_changes:
             return self
@@ -424,11 +425,16 @@ def load_recipe(path: str | os.PathLike) -> Recipe:
 FIXED = ("version", "name", "root", "description", "start", "lineage")  # what [[from_generation]] cannot change
 
 
+WHOLE_TABLES = ("sizes", "size_mix")  # shares over board sizes: a change names every size it keeps
+
+
 def _merged(data: dict, changes: dict) -> dict:
-    """``data`` with ``changes`` merged in: tables key by key (recursively), anything else replaced."""
+    """``data`` with ``changes`` merged in: tables key by key (recursively), anything else replaced, and the
+    tables of shares over board sizes (`WHOLE_TABLES`) replaced whole, so that a change can leave a size out."""
     out = dict(data)
     for k, v in changes.items():
-        out[k] = _merged(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+        out[k] = (_merged(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) and k not in WHOLE_TABLES
+                  else v)
     return out
 
 
