@@ -261,7 +261,7 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
               max_moves: int | None = None, log=print, name_a: str = "", name_b: str = "",
               engine_timeout: float = 600.0, resume: bool = False, replay_crashes: str = "",
               max_replays: int = 3, handicap: int = 0, should_stop=None, a_colour: str = "alternate",
-              colour_offset: int = 0, void_time_losses: bool = False) -> MatchSummary:
+              colour_offset: int = 0, void_time_losses: bool = False, recorded=None) -> MatchSummary:
     """Play ``games`` games of A vs B (A takes Black in even games, counted from ``colour_offset``, or always
     the colour ``a_colour`` names: ``"black"`` or ``"white"``); write SGFs; return the summary.
 
@@ -276,7 +276,9 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
     Each engine's thinking time is kept (the SGF root's ``AZC[B:seconds:moves W:seconds:moves]``, read
     back on resume) and the summary gives its seconds per move. ``handicap``: fixed handicap stones for
     Black in every game (White moves first). ``should_stop(summary)``, asked after every game, ends the
-    match early (a sequential test).
+    match early (a sequential test); on resume it is asked only once every game on disk is counted, so a
+    resumed line's record holds all of them whatever order they are read in. ``recorded(summary)`` is called
+    once, after the recorded games are counted and before the first game is played or the match ends.
     """
     if a_colour not in ("alternate", "black", "white"):
         raise ValueError(f"a_colour is 'alternate', 'black' or 'white', not {a_colour!r}")
@@ -294,22 +296,26 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
     summary = MatchSummary(0, 0, 0, 0, a.name, b.name)
     voidable = {"": set(), "a": {a.name}, "b": {b.name}, "both": {a.name, b.name}}[replay_crashes]
     try:
+        for i in sorted(done):  # resumed: count every finished game first, A in the colour its record names
+            a_black = (i + colour_offset) % 2 == 0 if a_colour == "alternate" else a_colour == "black"
+            res, clock, names = done[i]
+            if a_colour == "alternate" and a.name in names and names[0] != names[1]:
+                a_black = names[0] == a.name
+            outcome = parse_result(res)  # a finished game's RE is a win or a draw
+            summary.add(outcome > 0 if outcome else None, a_black)
+            for colour, (sec, moves) in clock.items():
+                summary.add_time("a" if (colour == BLACK) == a_black else "b", sec, moves)
+            log(f"game {i + 1}/{games}: already played ({res}); {summary.a_name} {summary.a_wins:g} - "
+                f"{summary.b_wins:g} {summary.b_name}")
+        if recorded is not None:
+            recorded(summary)
         for i in range(games):
+            if i in done:
+                continue
             a_black = (i + colour_offset) % 2 == 0 if a_colour == "alternate" else a_colour == "black"
             if should_stop is not None and summary.games and should_stop(summary):
                 log(f"stopped after {summary.games} games: decided")
                 break
-            if i in done:  # resumed: count the finished game as recorded, A in the colour its record names
-                res, clock, names = done[i]
-                if a_colour == "alternate" and a.name in names and names[0] != names[1]:
-                    a_black = names[0] == a.name
-                outcome = parse_result(res)  # a finished game's RE is a win or a draw
-                summary.add(outcome > 0 if outcome else None, a_black)
-                for colour, (sec, moves) in clock.items():
-                    summary.add_time("a" if (colour == BLACK) == a_black else "b", sec, moves)
-                log(f"game {i + 1}/{games}: already played ({res}); {summary.a_name} {summary.a_wins:g} - "
-                    f"{summary.b_wins:g} {summary.b_name}")
-                continue
             black, white = (a, b) if a_black else (b, a)
             out = _play_replaying_voids(
                 i, games, black, white, lambda: play_game(black, white, size, komi, time_settings, max_moves,
@@ -349,8 +355,9 @@ def run_match_parts(cmd_a: str, cmd_b: str, games: int, parallel: int = 1, sgf_d
     each part, part k starting with A Black when k is even (so the colours do not depend on how many games
     the line has, and a resumed line with more games keeps every recorded game's colours): with two parts A
     has Black in half of the games, or one game more or less, unless ``a_colour`` fixes them.
-    ``should_stop(summary)`` sees the games of every part together; the first part to find it true stops,
-    and the others after their current game. Returns the parts' summaries merged; an error in any part is
+    ``should_stop(summary)`` sees the games of every part together, and on resume not before every part has
+    counted the games it finds on disk; the first part to find it true stops, and the others after their
+    current game. Returns the parts' summaries merged; an error in any part is
     raised after all have stopped."""
     import threading
     if parallel < 1:
@@ -359,6 +366,7 @@ def run_match_parts(cmd_a: str, cmd_b: str, games: int, parallel: int = 1, sgf_d
     live: list[MatchSummary | None] = [None] * parallel
     lock = threading.Lock()
     decided = threading.Event()
+    counted = threading.Barrier(max(1, sum(1 for c in counts if c)))  # every part's games on disk are in
     errors: list[BaseException] = []
 
     def merged() -> MatchSummary:
@@ -381,15 +389,24 @@ def run_match_parts(cmd_a: str, cmd_b: str, games: int, parallel: int = 1, sgf_d
                     decided.set()
                     return True
                 return False
+
+        def recorded(summary: MatchSummary) -> None:
+            with lock:
+                live[k] = summary
+            try:
+                counted.wait()
+            except threading.BrokenBarrierError:  # a part failed before counting: its error is raised below
+                pass
         if not counts[k]:
             return
         sub = sgf_dir if parallel == 1 or not sgf_dir else os.path.join(sgf_dir, f"part{k}")
         say = log if parallel == 1 else (lambda msg, k=k: log(f"[part {k}] {msg}"))
         try:
             s = run_match(cmd_a, cmd_b, counts[k], sgf_dir=sub, log=say, should_stop=stop,
-                          colour_offset=k, **kw)
+                          colour_offset=k, recorded=recorded, **kw)
         except BaseException as e:  # raised below, once every part has stopped
             errors.append(e)
+            counted.abort()  # no part waits for this one's count
             return
         with lock:
             live[k] = s

@@ -246,6 +246,29 @@ def test_parallel_parts_share_the_games_resume_and_stop_together(tmp_path):
     assert s.games == sum(len(list((tmp_path / "stop" / f"part{k}").glob("*.sgf"))) for k in range(2))
 
 
+def test_a_resumed_line_counts_every_game_on_disk_before_it_stops(tmp_path):
+    """A line stopped by its sequential test and resumed counts all of its recorded games, in every part and
+    past a gap left by a game killed in flight, before the test is asked again: the record does not depend on
+    the order the parts read their games in."""
+    from azgo.gtp.match import run_match, run_match_parts
+
+    passer = f"{sys.executable} {fake_gtp.PATH} {tmp_path / 'unused'} pass"
+    kw = dict(size=7, komi=7.0, name_a="A", name_b="B")
+    first = run_match_parts(passer, passer, 6, 2, sgf_dir=str(tmp_path / "line"), log=lambda m: None, **kw)
+    assert first.games == 6
+    logs: list[str] = []
+    again = run_match_parts(passer, passer, 20, 2, sgf_dir=str(tmp_path / "line"), log=logs.append, resume=True,
+                            should_stop=lambda summary: summary.games >= 2, **kw)
+    assert again.games == 6 and (again.a_wins, again.b_wins) == (first.a_wins, first.b_wins)
+    assert sum("already played" in m for m in logs) == 6 and sum("decided" in m for m in logs) == 2
+    assert len(list((tmp_path / "line").rglob("*.sgf"))) == 6  # decided on the recorded games: none played
+    # one part: a gap (game 1 killed in flight) does not hide the recorded game after it
+    (tmp_path / "line" / "part0" / "game0001.sgf").unlink()
+    gap = run_match(passer, passer, 3, sgf_dir=str(tmp_path / "line" / "part0"), log=lambda m: None, resume=True,
+                    should_stop=lambda summary: summary.games >= 1, **kw)
+    assert gap.games == 2 and not (tmp_path / "line" / "part0" / "game0001.sgf").exists()
+
+
 @pytest.mark.slow
 def test_a_game_goes_on_from_its_opening():
     """play_game's opening moves are on both engines' boards before the first genmove: the side to move follows

@@ -162,7 +162,7 @@ class PublishMixin:
         anchors = {a.name: a for a in self.r.anchors}
         played = info.get("anchors", {})
         out = []
-        for n, fname in p.files():
+        for _, fname in p.files():
             if p.gated(fname) or decision.get(fname):
                 continue
             measured = [name for name in p.lines if name in anchors and fname in self.deciding_files(anchors[name])
