@@ -65,6 +65,7 @@ def _variant(tmp_path, old: str, new: str, name="bad.toml") -> Path:
      'name = "g7"\nopponent = "gnugo"\nsize = 7\nevery = 2', "promotion.lines: 'g7' plays every 2 generations"),
     ("threshold = 0.0", "threshold = 0.0\nnet_size = 9", "gate.net_size: no network is exported for 9x9"),
     ("threshold = 0.0", 'threshold = 0.0\nearly_stop = "never"', "gate.early_stop: always, banked or empty"),
+    ("threshold = 0.0", "threshold = 0.0\nplayed_out = true", "gate.played_out: only for anchor lines"),
 ])
 def test_a_bad_field_fails_naming_the_field(tmp_path, old, new, field):
     bad = _variant(tmp_path, old, new)
@@ -954,13 +955,15 @@ def test_packaging_lines_are_played_only_while_they_can_decide_packaging(tmp_pat
                 "seconds": 1.0, "visits": None, "threads": 1, "games": games, "wins": wins, "losses": games - wins,
                 "draws": 0, "command": "azgo match -a 'azgo gtp' -b 'gnugo --mode gtp --level 10'", "games_folder": "x"}
 
-    def make_run(stop_early=True):
+    def make_run(stop_early=True, played_out=False):
         text = SMOKE.read_text().replace(
             'entries = { 7 = "smoke7.onnx" }', 'entries = { 7 = "smoke7.onnx" }\nlines = ["first7", "second7"]\n'
-            + ("" if stop_early else "stop_early = false\n") + anchor("ladder7") + anchor("first7") + anchor("second7", 7.5))
-        recipe_file = tmp_path / f"r{int(stop_early)}.toml"
+            + ("" if stop_early else "stop_early = false\n") + anchor("ladder7")
+            + anchor("first7") + ("\nplayed_out = true" if played_out else "") + anchor("second7", 7.5))
+        name = f"{int(stop_early)}{int(played_out)}"
+        recipe_file = tmp_path / f"r{name}.toml"
         recipe_file.write_text(text.replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
-        run = RecipeRun(load_recipe(recipe_file), str(tmp_path / f"run{int(stop_early)}"))
+        run = RecipeRun(load_recipe(recipe_file), str(tmp_path / f"run{name}"))
         reg = Path(run.dir, "registry")
         reg.mkdir(parents=True)
         # the packaged card: 3 of 4 on first7's terms (ladder7 plays on the same), 2 of 4 on second7's (komi 7.5)
@@ -1012,6 +1015,16 @@ def test_packaging_lines_are_played_only_while_they_can_decide_packaging(tmp_pat
     run = make_run(stop_early=False)
     lines, played_now, _ = anchors_of(run, 1, False, dict(all_won, first7=[0, 0, 0, 0]))
     assert played_now == {"ladder7": 4, "first7": 4, "second7": 4}
+    # played_out: the line out of reach after two games plays its last two, holds packaging back all the same
+    # (second7 not played), and is still skipped after a failed gate
+    run = make_run(played_out=True)
+    lines, played_now, logged = anchors_of(run, 2, True, dict(all_won, first7=[0, 0, 1, 1]))
+    assert played_now == {"ladder7": 4, "first7": 4} and "stopped" not in lines["first7"]
+    assert lines["first7"]["wins"] == 2 and len(run.packaging_held_back({"anchors": lines})) == 2
+    assert any("second7: not played: its first7 line already holds packaging back" in line for line in logged)
+    assert anchors_of(run, 1, False, all_won)[1] == {"ladder7": 4}
+    run.state = None  # a run folder not yet started: the plan shows generation 1
+    assert "first7: 4 games against gnugo on 7x7, komi 9, 1 s a move, played out" in run.plan()
 
 
 def test_each_registry_file_is_packaged_on_the_lines_of_its_own_board_sizes(tmp_path):

@@ -265,7 +265,9 @@ class Match:
     board size of its batch-norm statistics (0: the line's own size), e.g. the 19x19 network on 13x13 as the
     registry gives it to users there. ``early_stop``: azgo's ``--early-stop`` in this line ("always" or
     "banked"; empty: azgo's default), so that a ladder keeps the search its earlier generations were measured
-    with when azgo's default changes."""
+    with when azgo's default changes. ``played_out``: an anchor line of ``promotion.lines`` that is played is
+    played to its last game even once it can no longer reach a card (``stop_early`` still decides whether it
+    is played at all), so that its record is a whole line, comparable with another generation's."""
 
     name: str = "gate"
     opponent: str = "best"
@@ -282,6 +284,7 @@ class Match:
     every: int = 1
     net_size: int = 0
     early_stop: str = ""
+    played_out: bool = False
 
 
 @dataclass(frozen=True)

@@ -208,6 +208,8 @@ def _check_matches(r: Recipe, fail, num) -> None:
             fail(f"{label}.opponent", "best, gnugo, pachi or a GTP command line")
         if m.early_stop not in ("", "always", "banked"):
             fail(f"{label}.early_stop", f"always, banked or empty (azgo's default), got {m.early_stop!r}")
+        if m is r.gate and m.played_out:
+            fail(f"{label}.played_out", "only for anchor lines (the gate stops only by its rule)")
         if m.opponent == "pachi" and m.same_clock and not m.visits and m.seconds != int(m.seconds):
             fail(f"{label}.seconds", f"Pachi's clock takes whole seconds, got {m.seconds:g}")
     names = [a.name for a in r.anchors]

@@ -126,7 +126,7 @@ class LinesMixin:
         is played only while it can decide packaging (see `Promotion`): skipped when none of the registry files it
         decides is open (a file is open unless an earlier such line already held it back or the gate did not
         promote the candidate and the file is not one of ``by_lines_alone``), and ended once it can no longer
-        score any open file's card points (``stopped`` in its record)."""
+        score any open file's card points (``stopped`` in its record), unless it is ``played_out``."""
         info = self.state["generations"].setdefault(str(g), {})
         p = self.r.promotion
         deciding = set(p.lines) if p.entries and p.stop_early else set()
@@ -153,9 +153,10 @@ class LinesMixin:
                     self.log(f"[gen {g}] {a.name}: played though the gate did not promote generation {g}: it "
                              f"decides {', '.join(open_files)} (promotion.by_lines_alone)")
                 bars = self.packaging_bars(a, open_files)
-            # it stops only when it can reach no open file's bar (a file whose card has no such line: never)
+            # it stops only when it can reach no open file's bar (a file whose card has no such line: never),
+            # and a line played out (anchors.played_out) not even then: the decision below is the same
             bar = min(bars.values()) if bars and None not in bars.values() else None
-            stop = None if bar is None else (lambda s, a=a, bar=bar: out_of_reach(s, a.games, bar))
+            stop = None if bar is None or a.played_out else (lambda s, a=a, bar=bar: out_of_reach(s, a.games, bar))
             s = self._line(g, a, self.line_folders(g)[a.name], should_stop=stop)
             rec = self._record(a, s)
             for f, b in bars.items():

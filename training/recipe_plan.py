@@ -137,6 +137,7 @@ class PlanMixin:
                          + (f" (the {m.net_size}x{m.net_size} network)" if m.net_size and m.net_size != m.size else "")
                          + (f", {m.handicap} handicap stones" if m.handicap else "") + f", {how}"
                          + (f", --early-stop {m.early_stop}" if m.early_stop else "") + rule
+                         + (", played out (not stopped once out of reach)" if m.played_out else "")
                          + (f" ({m.parallel} at once)" if m.parallel > 1 else "")
                          + (f"; every {m.every} generations" + ("" if g % m.every else ", this one")
                             if m is not r.gate and m.every > 1 else ""))
