@@ -295,9 +295,13 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
         a.name, b.name = a.name + " (A)", b.name + " (B)"
     summary = MatchSummary(0, 0, 0, 0, a.name, b.name)
     voidable = {"": set(), "a": {a.name}, "b": {b.name}, "both": {a.name, b.name}}[replay_crashes]
+
+    def a_black_in(i: int) -> bool:  # the colour rule: A is Black in even games (from colour_offset) or always one
+        return (i + colour_offset) % 2 == 0 if a_colour == "alternate" else a_colour == "black"
+
     try:
         for i in sorted(done):  # resumed: count every finished game first, A in the colour its record names
-            a_black = (i + colour_offset) % 2 == 0 if a_colour == "alternate" else a_colour == "black"
+            a_black = a_black_in(i)
             res, clock, names = done[i]
             if a_colour == "alternate" and a.name in names and names[0] != names[1]:
                 a_black = names[0] == a.name
@@ -312,7 +316,7 @@ def run_match(cmd_a: str, cmd_b: str, games: int, size: int = 9, komi: float = 7
         for i in range(games):
             if i in done:
                 continue
-            a_black = (i + colour_offset) % 2 == 0 if a_colour == "alternate" else a_colour == "black"
+            a_black = a_black_in(i)
             if should_stop is not None and summary.games and should_stop(summary):
                 log(f"stopped after {summary.games} games: decided")
                 break
