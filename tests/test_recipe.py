@@ -66,6 +66,14 @@ def _variant(tmp_path, old: str, new: str, name="bad.toml") -> Path:
     ("threshold = 0.0", "threshold = 0.0\nnet_size = 9", "gate.net_size: no network is exported for 9x9"),
     ("threshold = 0.0", 'threshold = 0.0\nearly_stop = "never"', "gate.early_stop: always, banked or empty"),
     ("threshold = 0.0", "threshold = 0.0\nplayed_out = true", "gate.played_out: only for anchor lines"),
+    ("[window]\n", "[selfplay.by_size.9]\nfull_visits = 12\n\n[window]\n",
+     "selfplay.by_size.9: board size 9 is not in [sizes]"),
+    ("[window]\n", "[selfplay.by_size.7]\ngames = 3\n\n[window]\n",
+     "selfplay.by_size.7.games: the same for every board size"),
+    ("[window]\n", "[selfplay.by_size.7.komi]\nstdev = -1.0\n\n[window]\n",
+     "selfplay.by_size.7.komi.stdev: must be >= 0"),
+    ("[window]\n", "[selfplay.by_size.7]\nfull_visit = 12\n\n[window]\n",
+     "selfplay.by_size.7.full_visit: unknown field"),
 ])
 def test_a_bad_field_fails_naming_the_field(tmp_path, old, new, field):
     bad = _variant(tmp_path, old, new)
@@ -127,6 +135,59 @@ def test_handicap_games_played_out_reach_the_selfplay_config(tmp_path):
                                   "--run-dir", str(tmp_path / "c"), "--plan"], capture_output=True, text=True,
                           timeout=120)
     assert plan.returncode == 0 and "2-4 stones at komi 0.5, played out" in plan.stdout, plan.stderr
+
+
+def test_a_board_sizes_own_selfplay_settings_reach_its_games_and_the_plan(tmp_path):
+    """[selfplay.by_size.N] merges into [selfplay] key by key for size N's games only (what a 19x19 lineage's
+    9x9 games need: forked starts and handicap written for 19x19 are not 9x9's)."""
+    from azgo.training.recipe_run import RecipeRun
+    path = _variant(tmp_path, "[window]\n", "[selfplay.by_size.7]\nfull_visits = 12\n\n[selfplay.by_size.7.komi]\n"
+                    "stdev = 0.5\n\n[selfplay.by_size.7.handicap]\nfraction = 0.0\n\n[window]\n")
+    recipe = load_recipe(path)
+    assert recipe.selfplay.handicap.fraction == 0.34 and recipe.selfplay.full_visits == 8
+    own = recipe.selfplay_at(7)
+    assert (own.full_visits, own.komi.stdev, own.handicap.fraction) == (12, 0.5, 0.0)
+    assert own.handicap.stones == recipe.selfplay.handicap.stones and own.komi.fair == {7: 9.0}  # the rest kept
+    assert recipe.selfplay_at(9) is recipe.selfplay
+    cfg = RecipeRun(recipe, str(tmp_path / "b")).selfplay_config(7)
+    assert (cfg.full_visits, cfg.komi_stdev, cfg.handicap_fraction) == (12, 0.5, 0.0)
+    base = RecipeRun(load_recipe(SMOKE), str(tmp_path / "a")).selfplay_config(7)
+    assert (base.full_visits, base.komi_stdev, base.handicap_fraction) == (8, 3.0, 0.34)
+    plan = subprocess.run(AZGO + ["loop", "--recipe", str(path), "--run-dir", str(tmp_path / "c"), "--plan"],
+                          capture_output=True, text=True, timeout=120)
+    assert plan.returncode == 0, plan.stderr
+    assert "7x7 games differ ([selfplay.by_size.7]): full_visits 12, komi.stdev 0.5, handicap.fraction 0" in plan.stdout
+    # an entry of [[from_generation]] can add one from its generation on
+    entry = load_recipe(_variant(tmp_path, "[window]\n", "[window]\n", name="plain.toml")).base
+    entry = dict(entry, from_generation=[{"generation": 3, "selfplay": {"by_size": {"7": {"cheap_visits": 2}}}}])
+    later = parse_recipe(entry, str(path))
+    assert later.at_generation(2).selfplay_at(7).cheap_visits == 4
+    assert later.at_generation(3).selfplay_at(7).cheap_visits == 2 and later.at_generation(3).selfplay.cheap_visits == 4
+
+
+def test_a_board_size_can_train_on_fewer_of_the_lineages_generations(tmp_path):
+    """window.size_generations: a size whose older games should leave the window (campaign19's generation 14
+    9x9 games) keeps only its newest generations; the other sizes keep window.generations."""
+    from azgo.training.recipe_run import RecipeRun
+    path = _variant(tmp_path, "recency = 0.5\n", "recency = 0.5\nsize_generations = { 7 = 1 }\n")
+    run = RecipeRun(load_recipe(path), str(tmp_path / "run"))
+    run.state = {"selfplay": [{"generation": k, "size": 7, "path": f"/g{k}/7"} for k in (1, 2)],
+                 "generations": {"3": {"selfplay": [{"generation": 3, "size": 7, "path": "/g3/7"}]}}}
+    sources, shares, _ = run.window(3)
+    assert sources == ["/g3/7"] and shares == [["/g3/7", 1.0]]
+    plain = RecipeRun(load_recipe(SMOKE), str(tmp_path / "plain"))
+    plain.state = run.state
+    sources, shares, _ = plain.window(3)  # generations = 2, recency 0.5: generation 3 twice generation 2's share
+    assert sources == ["/g2/7", "/g3/7"] and [round(x[1], 4) for x in shares] == [0.3333, 0.6667]
+    plan = subprocess.run(AZGO + ["loop", "--recipe", str(path), "--run-dir", str(tmp_path / "c"), "--plan"],
+                          capture_output=True, text=True, timeout=120)
+    assert plan.returncode == 0 and "7x7 games of the newest 1 only" in plan.stdout, plan.stderr
+    with pytest.raises(RecipeError, match="window.size_generations.7: expected a whole number"):
+        load_recipe(_variant(tmp_path, "recency = 0.5\n", "recency = 0.5\nsize_generations = { 7 = 1.5 }\n",
+                             name="half.toml"))
+    with pytest.raises(RecipeError, match="window.size_generations.7: must be >= 1"):
+        load_recipe(_variant(tmp_path, "recency = 0.5\n", "recency = 0.5\nsize_generations = { 7 = 0 }\n",
+                             name="none.toml"))
 
 
 def test_games_against_gnugo_reach_the_selfplay_config_and_the_plan(tmp_path):

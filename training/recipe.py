@@ -16,6 +16,8 @@ so a typo never costs an hour of self-play. The sections, each documented field 
   forked starts; ``[selfplay.komi]`` the komi distribution around each size's fair komi;
   ``[selfplay.handicap]`` the share of handicap games;
   ``[selfplay.opponent]`` the share of games against an outside engine (GNU Go, Pachi);
+  ``[selfplay.by_size.N]`` how board size N's games differ from the rest (forked starts, komi, handicap,
+  opponent, visits: any field above but the number of games and the workers);
 * ``[window]`` what training reads: the lineage's own last ``generations`` (their share of the draws and
   a recency factor) and ``[[window.sources]]`` other game folders or shard folders with shares;
 * ``[training]`` steps, batch, learning-rate schedule, loss weights, sampling;
@@ -179,12 +181,14 @@ class Source:
 class Window:
     """generations: the lineage's newest generations trained on; selfplay_share: their share of the draws
     of each self-play size; recency: each generation's share relative to the next newer one (1: by
-    positions); sources: other games."""
+    positions); sources: other games; size_generations: board size = the newest generations whose games of
+    that size are trained on, where it differs from ``generations``."""
 
     generations: int = 4
     selfplay_share: float = 1.0
     recency: float = 1.0
     sources: tuple = ()
+    size_generations: dict = field(default_factory=dict)  # board size -> its own ``generations`` (fewer or more)
 
 
 @dataclass(frozen=True)
@@ -354,6 +358,7 @@ class Recipe:
     lineage: Lineage = field(default_factory=Lineage)
     sizes: dict = field(default_factory=lambda: {9: 1.0})
     selfplay: SelfPlay = field(default_factory=SelfPlay)
+    selfplay_by_size: dict = field(default_factory=dict)  # board size -> SelfPlay: [selfplay.by_size.N] merged in
     window: Window = field(default_factory=Window)
     training: Training = field(default_factory=Training)
     export: Export = field(default_factory=Export)
@@ -378,6 +383,11 @@ class Recipe:
             if n <= g:
                 data = _merged(data, changes)
         return _parse(data, self.path, self.sha256, self.base, self.schedule, due)
+
+    def selfplay_at(self, size: int) -> SelfPlay:
+        """The self-play settings of board size ``size``: ``[selfplay]`` with its ``[selfplay.by_size.<size>]``
+        table merged in (key by key), where the recipe has one."""
+        return self.selfplay_by_size.get(size, self.selfplay)
 
     def resolve(self, rel: str) -> str:
         """An absolute path for a recipe path (relative to ``root``)."""
@@ -501,7 +511,14 @@ def _parse(data: dict, path: str, sha256: str, base: dict, schedule: tuple, appl
         raise RecipeError(f"{where}: sizes: at least one board size")
     start = p.section(top, "start", Start)
     lineage = p.section(top, "lineage", Lineage)
+    selfplay_raw = top.get("selfplay", {})
+    by_size_raw = {}
+    if isinstance(selfplay_raw, dict) and "by_size" in selfplay_raw:
+        selfplay_raw = dict(selfplay_raw)
+        by_size_raw = selfplay_raw.pop("by_size")
+        top["selfplay"] = selfplay_raw
     selfplay = p.section(top, "selfplay", SelfPlay)
+    selfplay_by_size = p.selfplay_by_size(by_size_raw, selfplay_raw)
     window = p.section(top, "window", Window)
     training = p.section(top, "training", Training)
     export = p.section(top, "export", Export)
@@ -513,7 +530,8 @@ def _parse(data: dict, path: str, sha256: str, base: dict, schedule: tuple, appl
     if top:
         raise RecipeError(f"{where}: {sorted(top)[0]}: unknown field (see recipes/README.md)")
     recipe = Recipe(version=RECIPE_VERSION, name=name, path=path, root=root, description=description,
-                    start=start, lineage=lineage, sizes=sizes, selfplay=selfplay, window=window,
+                    start=start, lineage=lineage, sizes=sizes, selfplay=selfplay, selfplay_by_size=selfplay_by_size,
+                    window=window,
                     training=training, export=export, quantize=quantize, gate=gate, anchors=anchors,
                     promotion=promotion, sha256=sha256, base=base, schedule=schedule, generation_changes=applied)
     from .recipe_check import check_recipe
@@ -539,6 +557,29 @@ class _Parser:
         if not isinstance(v, str):
             self.fail(key, f"expected a string, got {v!r}")
         return v
+
+    BY_SIZE_FIXED = ("games", "workers", "concurrent_games", "precision", "by_size")
+
+    def selfplay_by_size(self, v, base: dict) -> dict:
+        """``[selfplay.by_size]``: board size = a table of ``[selfplay]`` fields merged into ``base`` (the raw
+        ``[selfplay]`` table) for that size's games; the number of games, the workers and the precision stay
+        the whole self-play's."""
+        if not isinstance(v, dict):
+            self.fail("selfplay.by_size", f"expected a table of board size = table, got {v!r}")
+        sizes = self.size_map({k: 1.0 for k in v}, "selfplay.by_size")
+        out = {}
+        for (k, t), n in zip(v.items(), sizes):
+            label = f"selfplay.by_size.{k}"
+            if not isinstance(t, dict):
+                self.fail(label, f"expected a table of [selfplay] fields, got {t!r}")
+            if not t:
+                self.fail(label, "changes nothing")
+            for key in t:
+                if key in self.BY_SIZE_FIXED:
+                    self.fail(f"{label}.{key}", "the same for every board size (set it in [selfplay])")
+            out[n] = self.section({"s": _merged(base if isinstance(base, dict) else {}, t)}, "s", SelfPlay,
+                                  label=label)
+        return out
 
     def table_list(self, v, name: str) -> list:
         if not isinstance(v, list) or any(not isinstance(x, dict) for x in v):
@@ -639,6 +680,12 @@ class _Parser:
         if isinstance(default, dict):
             if key in ("fair", "size_mix"):
                 return self.size_map(v, name)
+            if key == "size_generations":
+                out = self.size_map(v, name)
+                for n, x in out.items():
+                    if not x.is_integer():
+                        self.fail(f"{name}.{n}", f"expected a whole number of generations, got {x:g}")
+                return {n: int(x) for n, x in out.items()}
             if key == "entries":
                 return self.entry_map(v, name)
             if key == "nets":

@@ -42,70 +42,84 @@ def _check_start(r: Recipe, fail, num) -> None:
 
 
 def _check_selfplay(r: Recipe, fail, num) -> None:
-    """Self-play, forked starts, komi and handicap."""
+    """Self-play, forked starts, komi and handicap: ``[selfplay]`` and each ``[selfplay.by_size.N]`` (whose size
+    must be one that self-play plays)."""
     sp = r.selfplay
     num("selfplay.games", sp.games, 1)
-    num("selfplay.full_visits", sp.full_visits, 1)
-    num("selfplay.cheap_visits", sp.cheap_visits, 1)
-    num("selfplay.full_prob", sp.full_prob, 0, 1)
     num("selfplay.workers", sp.workers, 0)
     num("selfplay.concurrent_games", sp.concurrent_games, 1)
-    num("selfplay.resign_threshold", sp.resign_threshold, 0, 1)
-    num("selfplay.no_resign_fraction", sp.no_resign_fraction, 0, 1)
-    num("selfplay.max_moves", sp.max_moves, 0)
-    num("selfplay.gumbel_m", sp.gumbel_m, 0)
+    for n in r.selfplay_by_size:
+        if n not in r.sizes:
+            fail(f"selfplay.by_size.{n}", f"board size {n} is not in [sizes] (self-play plays "
+                 f"{', '.join(map(str, sorted(r.sizes)))})")
+    _check_selfplay_games(r, sp, "selfplay", fail, num)
+    for n, s in sorted(r.selfplay_by_size.items()):
+        _check_selfplay_games(r, s, f"selfplay.by_size.{n}", fail, num)
+
+
+def _check_selfplay_games(r: Recipe, sp, pre: str, fail, num) -> None:
+    """The fields of one size's self-play settings ``sp``, named under ``pre``."""
+    num(f"{pre}.full_visits", sp.full_visits, 1)
+    num(f"{pre}.cheap_visits", sp.cheap_visits, 1)
+    num(f"{pre}.full_prob", sp.full_prob, 0, 1)
+    num(f"{pre}.resign_threshold", sp.resign_threshold, 0, 1)
+    num(f"{pre}.no_resign_fraction", sp.no_resign_fraction, 0, 1)
+    num(f"{pre}.max_moves", sp.max_moves, 0)
+    num(f"{pre}.gumbel_m", sp.gumbel_m, 0)
     if sp.precision not in ("fp32", "int8"):
-        fail("selfplay.precision", f"fp32 or int8, got {sp.precision!r}")
+        fail(f"{pre}.precision", f"fp32 or int8, got {sp.precision!r}")
     if sp.precision == "int8" and not r.quantize.enabled:
-        fail("selfplay.precision", "int8 self-play needs quantize.enabled = true")
-    num("selfplay.openings.fraction", sp.openings.fraction, 0, 1)
-    num("selfplay.openings.min_moves", sp.openings.min_moves, 1)
-    num("selfplay.openings.max_moves", sp.openings.max_moves, sp.openings.min_moves)
+        fail(f"{pre}.precision", "int8 self-play needs quantize.enabled = true")
+    num(f"{pre}.openings.fraction", sp.openings.fraction, 0, 1)
+    num(f"{pre}.openings.min_moves", sp.openings.min_moves, 1)
+    num(f"{pre}.openings.max_moves", sp.openings.max_moves, sp.openings.min_moves)
     ap = sp.openings.around_peak
     if ap:
         if len(ap) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in ap):
-            fail("selfplay.openings.around_peak", f"expected [before, after], two whole numbers >= 0, got {list(ap)}")
+            fail(f"{pre}.openings.around_peak", f"expected [before, after], two whole numbers >= 0, got {list(ap)}")
         if not sp.openings.lost_by:
-            fail("selfplay.openings.around_peak", "needs lost_by (whose largest lead to fork around)")
+            fail(f"{pre}.openings.around_peak", "needs lost_by (whose largest lead to fork around)")
     if sp.openings.fraction > 0 and not sp.openings.sources:
-        fail("selfplay.openings.sources", "forked starts (fraction > 0) need sources")
+        fail(f"{pre}.openings.sources", "forked starts (fraction > 0) need sources")
     for i, s in enumerate(sp.openings.sources):
         if not isinstance(s, str) or not r.expand(s):
-            fail(f"selfplay.openings.sources[{i}]", f"no such folder {s!r}")
+            fail(f"{pre}.openings.sources[{i}]", f"no such folder {s!r}")
     o = sp.opponent
-    num("selfplay.opponent.fraction", o.fraction, 0, 1)
-    num("selfplay.opponent.level", o.level, 1, 10)
-    num("selfplay.opponent.playouts", o.playouts, 1, 10_000_000)
+    num(f"{pre}.opponent.fraction", o.fraction, 0, 1)
+    num(f"{pre}.opponent.level", o.level, 1, 10)
+    num(f"{pre}.opponent.playouts", o.playouts, 1, 10_000_000)
     if o.fork_fraction >= 0:
-        num("selfplay.opponent.fork_fraction", o.fork_fraction, 0, 1)
+        num(f"{pre}.opponent.fork_fraction", o.fork_fraction, 0, 1)
     if (o.fraction > 0 or o.fork_fraction > 0) and not o.engine.strip():
-        fail("selfplay.opponent.engine", "games against an opponent (fraction > 0) need its engine: gnugo, pachi "
+        fail(f"{pre}.opponent.engine", "games against an opponent (fraction > 0) need its engine: gnugo, pachi "
              "or a GTP command line")
     if o.fork_side not in ("any", "winner"):
-        fail("selfplay.opponent.fork_side", f"any or winner, got {o.fork_side!r}")
+        fail(f"{pre}.opponent.fork_side", f"any or winner, got {o.fork_side!r}")
     if o.fork_side == "winner" and not (sp.openings.around_peak and sp.openings.lost_by):
-        fail("selfplay.opponent.fork_side", "winner needs forked starts around the peaks of lost games "
+        fail(f"{pre}.opponent.fork_side", "winner needs forked starts around the peaks of lost games "
              "([selfplay.openings] around_peak and lost_by)")
     k = sp.komi
-    num("selfplay.komi.stdev", k.stdev, 0)
-    num("selfplay.komi.wide_fraction", k.wide_fraction, 0, 1)
+    num(f"{pre}.komi.stdev", k.stdev, 0)
+    num(f"{pre}.komi.wide_fraction", k.wide_fraction, 0, 1)
     if len(k.range) != 2 or not all(isinstance(x, (int, float)) for x in k.range) or k.range[0] > k.range[1]:
-        fail("selfplay.komi.range", f"expected [low, high] with low <= high, got {list(k.range)}")
+        fail(f"{pre}.komi.range", f"expected [low, high] with low <= high, got {list(k.range)}")
     for n in r.sizes:
         if n not in k.fair:
-            fail("selfplay.komi.fair", f"no fair komi for board size {n} (in [sizes])")
+            fail(f"{pre}.komi.fair", f"no fair komi for board size {n} (in [sizes])")
         if not k.range[0] <= k.fair[n] <= k.range[1]:
-            fail(f"selfplay.komi.fair.{n}", f"{k.fair[n]:g} lies outside selfplay.komi.range")
+            fail(f"{pre}.komi.fair.{n}", f"{k.fair[n]:g} lies outside {pre}.komi.range")
     h = sp.handicap
-    num("selfplay.handicap.fraction", h.fraction, 0, 1)
+    num(f"{pre}.handicap.fraction", h.fraction, 0, 1)
     if len(h.stones) != 2 or not all(isinstance(x, int) for x in h.stones) or not 2 <= h.stones[0] <= h.stones[1] <= 9:
-        fail("selfplay.handicap.stones", f"expected [fewest, most] within 2..9, got {list(h.stones)}")
+        fail(f"{pre}.handicap.stones", f"expected [fewest, most] within 2..9, got {list(h.stones)}")
 
 
 def _check_window(r: Recipe, fail, num) -> None:
     """The training window and its shares per board size."""
     w = r.window
     num("window.generations", w.generations, 1)
+    for n, k in w.size_generations.items():
+        num(f"window.size_generations.{n}", k, 1)
     num("window.selfplay_share", w.selfplay_share, 0, 1)
     num("window.recency", w.recency, 0, 1, lo_open=True)
     for i, s in enumerate(w.sources):

@@ -47,7 +47,7 @@ class DataMixin:
         """The self-play settings of ``size`` (``net``: the network that reads the forked games' peaks; default the
         best of the run)."""
         from .selfplay import SelfPlayConfig, load_openings
-        sp = self.r.selfplay
+        sp = self.r.selfplay_at(size)
         forks, lows, winners = (), (), ()
         if sp.openings.fraction > 0 and sp.openings.around_peak:
             forks, lows, winners = self.peak_forks(size, net or self.best_net(size))
@@ -67,13 +67,13 @@ class DataMixin:
             komi_wide_fraction=sp.komi.wide_fraction, komi_range=tuple(float(x) for x in sp.komi.range),
             handicap_fraction=sp.handicap.fraction, handicap_stones=tuple(sp.handicap.stones),
             handicap_komi=sp.handicap.komi, handicap_resign=sp.handicap.resign, gumbel_m=sp.gumbel_m,
-            **self.selfplay_opponent())
+            **self.selfplay_opponent(size))
 
-    def selfplay_opponent(self) -> dict:
+    def selfplay_opponent(self, size: int) -> dict:
         """``SelfPlayConfig``'s opponent fields from ``[selfplay.opponent]`` (GNU Go or Pachi found now;
         RecipeError when it is missing). Pachi plays one thread, ``playouts`` a move, and passes only once
         every group is settled (``pass_all_alive``), as in the strength lines."""
-        o = self.r.selfplay.opponent
+        o = self.r.selfplay_at(size).opponent
         if o.fraction <= 0 and o.fork_fraction <= 0:
             return {}
         forks = {"opponent_fraction": o.fraction, "opponent_fork_side": o.fork_side,
@@ -96,7 +96,7 @@ class DataMixin:
 
         from .dataset import find_sgf_files
         from .fork_peaks import loser_colour
-        op = self.r.selfplay.openings
+        op = self.r.selfplay_at(size).openings
         folders = [self._readable(p) for rel in op.sources for p in self._expand(rel)]
         files = sorted(find_sgf_files(folders)) if folders else []
         out = []
@@ -124,14 +124,14 @@ class DataMixin:
         from .fork_peaks import lead_peaks, peak_openings
         from .recipe_util import sha256
         from .selfplay import opening_moves
-        op = self.r.selfplay.openings
+        op = self.r.selfplay_at(size).openings
         files = [f for f in self.opening_files(size) if opening_moves(f, size, 1)]  # even games only
         if not files:
             return (), (), ()
         # the self-play workers have not started: the evaluation gets the cores (19x19, batches of 32, int8: 5.8 s
         # against 10.2 s with one thread for four games on the 2-core machine, the same peaks)
         threads = max(1, min(os.cpu_count() or 1, 8))
-        evaluator = OnnxEvaluator(net, EvalConfig(threads=threads, precision=self.r.selfplay.precision))
+        evaluator = OnnxEvaluator(net, EvalConfig(threads=threads, precision=self.r.selfplay_at(size).precision))
         home = self.path(self.r.lineage.dir) if self.r.lineage.dir else self.dir
         peaks = lead_peaks(files, op.lost_by, evaluator, cache=os.path.join(home, "peaks", f"{size}.json"),
                            key=f"{sha256(evaluator.path)}", max_moves=op.max_moves, log=self.log, root=self.r.root)
@@ -238,14 +238,16 @@ class DataMixin:
 
     def window(self, g: int) -> tuple[list[str], list[list], list[list]]:
         """(sources, source shares, source weights) of generation g's training: the lineage's newest
-        ``window.generations`` generations (g itself included) and the recipe's sources."""
+        ``window.generations`` generations (g itself included; ``window.size_generations`` for a size that has
+        its own) and the recipe's sources."""
         w = self.r.window
         own = [s for s in self.state.get("selfplay", [])]
         own += [{"generation": s["generation"], "size": s["size"], "path": s["path"]}
                 for s in self.state["generations"].get(str(g), {}).get("selfplay", [])]
-        gens = sorted({s["generation"] for s in own}, reverse=True)[: w.generations]
+        newest = sorted({s["generation"] for s in own}, reverse=True)
         sources, shares, weights = [], [], []
         for n in sorted(self.r.sizes):
+            gens = newest[: w.size_generations.get(n, w.generations)]
             mine = [s for s in own if s["generation"] in gens and s["size"] == n]
             if not mine:
                 continue

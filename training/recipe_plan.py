@@ -86,11 +86,16 @@ class PlanMixin:
                          + (f" lost by {sp.openings.lost_by}" if sp.openings.lost_by else "")
                          + (f", forked {sp.openings.around_peak[0]} moves before to {sp.openings.around_peak[1]} after "
                             f"the loser's largest lead by the best network" if sp.openings.around_peak else ""))
+        for n, other in sorted(r.selfplay_by_size.items()):
+            lines.append(f"            {n}x{n} games differ ([selfplay.by_size.{n}]): " + ", ".join(
+                f"{k} {v}" for k, v in _differences(sp, other)))
         w = r.window
         known = self.state.get("selfplay", []) if self.state else (self.published() or {}).get("selfplay", [])
         gens = sorted({s["generation"] for s in known} | {g}, reverse=True)[: w.generations]
         lines.append(f"  window: the lineage's generations {', '.join(map(str, sorted(gens)))} "
                      f"(share {w.selfplay_share:g} of their sizes' draws, recency {w.recency:g})"
+                     + "".join(f"; {n}x{n} games of the newest {k} only" if k < w.generations else
+                               f"; {n}x{n} games of the newest {k}" for n, k in sorted(w.size_generations.items()))
                      + "".join(f"; {s.path} share {s.share:g}" + (f" ({s.size}x{s.size})" if s.size else "")
                                for s in w.sources))
         t = r.training
@@ -160,3 +165,19 @@ class PlanMixin:
         lines.append("  publish: " + (f"{r.lineage.dir} (best.pt, lineage.json, ladder)" if r.lineage.dir else "nothing")
                      + (f", self-play shards under {r.lineage.data}/" if r.lineage.data else ""))
         return "\n".join(lines)
+
+
+def _differences(a, b, prefix: str = "") -> list[tuple[str, str]]:
+    """``(field, value in b)`` for each field (dotted, through nested dataclasses) where ``b`` differs from ``a``."""
+    from dataclasses import fields, is_dataclass
+    out = []
+    for f in fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if x == y:
+            continue
+        if is_dataclass(x):
+            out += _differences(x, y, prefix + f.name + ".")
+        else:
+            out.append((prefix + f.name, f"{y:g}" if isinstance(y, float) else
+                        (str(list(y)) if isinstance(y, tuple) else str(y))))
+    return out

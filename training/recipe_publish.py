@@ -579,7 +579,9 @@ class PublishMixin:
         for s in self.state["generations"].get(str(g), {}).get("selfplay", []):
             keep.append({"generation": g, "size": s["size"], "path": s["path"],
                          **({"data": data[(g, s["size"])]} if (g, s["size"]) in data else {})})
-        newest = sorted({s["generation"] for s in keep}, reverse=True)[: self.r.window.generations]
+        w = self.r.window  # the most generations any size trains on
+        newest = sorted({s["generation"] for s in keep}, reverse=True)[: max([w.generations,
+                                                                              *w.size_generations.values()])]
         self.state["selfplay"] = [s for s in keep if s["generation"] in newest]
 
 
