@@ -82,6 +82,8 @@ def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer and shorter trials (< 1 min)")
     ap.add_argument("--net", default=None, help="ONNX network (default: the packaged default network)")
+    ap.add_argument("--precision", default="fp32", choices=("fp32", "int8", "auto"),
+                    help="the evaluator's precision: int8 / auto load the network's int8 copy, as play does")
     ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 6, quick 3)")
     ap.add_argument("--playouts-9", type=int, default=None, help="playouts per 9x9 search (default 800, quick 400)")
     ap.add_argument("--playouts-19", type=int, default=None, help="playouts per 19x19 search (default 400, quick 150)")
@@ -187,12 +189,12 @@ class SearchStats:
     cpu_ratio: list[float] = field(default_factory=list)  # eff(evals) in CPU seconds of this process
 
 
-def scaling(net, positions, playouts, rounds: int, batch: int) -> dict[int, float]:
+def scaling(net, positions, playouts, rounds: int, batch: int, precision: str = "fp32") -> dict[int, float]:
     """Playouts/s of the default thread plan (``--threads auto``) over one search thread with one
     onnxruntime thread, same network, interleaved, per board size (median of paired ratios)."""
     plan = plan_threads(None)
-    one = OnnxEvaluator(net, EvalConfig(threads=1, cache_size=0))
-    dflt = OnnxEvaluator(net, EvalConfig(threads=plan.intra_op, cache_size=0))
+    one = OnnxEvaluator(net, EvalConfig(threads=1, cache_size=0, precision=precision))
+    dflt = OnnxEvaluator(net, EvalConfig(threads=plan.intra_op, cache_size=0, precision=precision))
     cfg1 = SearchConfig(batch_size=batch, threads=1)
     cfgd = SearchConfig(batch_size=batch, threads=plan.search)
     print(f"\n## default threads ({plan.describe()}) vs 1 search thread x 1 onnxruntime thread; "
@@ -318,7 +320,7 @@ def main(argv=None) -> int:
     lz_rounds = args.lz_rounds or (2 if quick else 3)
 
     net = resolve_net(args.net)
-    ev = OnnxEvaluator(net, EvalConfig(threads=1, cache_size=0))
+    ev = OnnxEvaluator(net, EvalConfig(threads=1, cache_size=0, precision=args.precision))
     t_start = time.perf_counter()
     print(f"# search_speed {'--quick ' if quick else ''}| net {net.name} ({ev.net_name}) | onnxruntime "
           f"{ort.__version__} | numpy {np.__version__} | python {sys.version.split()[0]} | cpus {os.cpu_count()} "
@@ -393,7 +395,7 @@ def main(argv=None) -> int:
     info = ev.cache_info()
     print(f"# evaluator cache: hits {info['hits']}, misses {info['misses']} (off: every leaf was evaluated)")
 
-    scale = scaling(net, positions, playouts, args.scaling_rounds or (2 if quick else 4), batch)
+    scale = scaling(net, positions, playouts, args.scaling_rounds or (2 if quick else 4), batch, args.precision)
 
     # ------------------------------------------------------------------ Leela Zero, 2 threads
     lz_ratio = None
@@ -412,7 +414,7 @@ def main(argv=None) -> int:
                 write_lz_weights(weights, 6, 64, seed=0)
                 gen_s = time.perf_counter() - t
                 plan2 = plan_threads(2)
-                ev2 = OnnxEvaluator(net, EvalConfig(threads=plan2.intra_op, cache_size=0))
+                ev2 = OnnxEvaluator(net, EvalConfig(threads=plan2.intra_op, cache_size=0, precision=args.precision))
                 cfg2 = SearchConfig(batch_size=batch, threads=plan2.search)
                 empty19 = Game(19)
                 search_trial(ev2, empty19, 2 * batch, cfg2, seed=0)  # warm-up
