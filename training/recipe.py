@@ -563,7 +563,7 @@ class _Parser:
     def selfplay_by_size(self, v, base: dict) -> dict:
         """``[selfplay.by_size]``: board size = a table of ``[selfplay]`` fields merged into ``base`` (the raw
         ``[selfplay]`` table) for that size's games; the number of games, the workers and the precision stay
-        the whole self-play's."""
+        the whole self-play's. ``base`` is a table: ``section`` has checked ``[selfplay]`` first."""
         if not isinstance(v, dict):
             self.fail("selfplay.by_size", f"expected a table of board size = table, got {v!r}")
         sizes = self.size_map({k: 1.0 for k in v}, "selfplay.by_size")
@@ -577,7 +577,7 @@ class _Parser:
             for key in t:
                 if key in self.BY_SIZE_FIXED:
                     self.fail(f"{label}.{key}", "the same for every board size (set it in [selfplay])")
-            out[n] = self.section({"s": _merged(base if isinstance(base, dict) else {}, t)}, "s", SelfPlay,
+            out[n] = self.section({"s": _merged(base, t)}, "s", SelfPlay,
                                   label=label)
         return out
 

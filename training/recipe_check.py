@@ -48,6 +48,10 @@ def _check_selfplay(r: Recipe, fail, num) -> None:
     num("selfplay.games", sp.games, 1)
     num("selfplay.workers", sp.workers, 0)
     num("selfplay.concurrent_games", sp.concurrent_games, 1)
+    if sp.precision not in ("fp32", "int8"):
+        fail("selfplay.precision", f"fp32 or int8, got {sp.precision!r}")
+    if sp.precision == "int8" and not r.quantize.enabled:
+        fail("selfplay.precision", "int8 self-play needs quantize.enabled = true")
     for n in r.selfplay_by_size:
         if n not in r.sizes:
             fail(f"selfplay.by_size.{n}", f"board size {n} is not in [sizes] (self-play plays "
@@ -66,10 +70,6 @@ def _check_selfplay_games(r: Recipe, sp, pre: str, fail, num) -> None:
     num(f"{pre}.no_resign_fraction", sp.no_resign_fraction, 0, 1)
     num(f"{pre}.max_moves", sp.max_moves, 0)
     num(f"{pre}.gumbel_m", sp.gumbel_m, 0)
-    if sp.precision not in ("fp32", "int8"):
-        fail(f"{pre}.precision", f"fp32 or int8, got {sp.precision!r}")
-    if sp.precision == "int8" and not r.quantize.enabled:
-        fail(f"{pre}.precision", "int8 self-play needs quantize.enabled = true")
     num(f"{pre}.openings.fraction", sp.openings.fraction, 0, 1)
     num(f"{pre}.openings.min_moves", sp.openings.min_moves, 1)
     num(f"{pre}.openings.max_moves", sp.openings.max_moves, sp.openings.min_moves)
