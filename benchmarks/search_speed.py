@@ -6,6 +6,7 @@ Usage::
     python benchmarks/search_speed.py --quick      # < 1 min
     python benchmarks/search_speed.py --profile    # also cProfile a 9x9 search of 800 playouts
     python benchmarks/search_speed.py --no-lz      # skip the Leela Zero comparison
+    python benchmarks/search_speed.py --net nets/large9.onnx --precision int8   # a packaged network, as play runs it
 
 What is measured (one process, one intra-op thread unless said otherwise; the default network, a
 random b6c64, is fine for speed):
