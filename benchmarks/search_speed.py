@@ -72,7 +72,7 @@ from azgo.engine.game import Game
 from azgo.engine.mcts import SearchConfig
 from azgo.engine.search import Limits, Searcher
 from azgo.engine.threads import plan_threads
-from azgo.nets.evaluator import EvalConfig, OnnxEvaluator
+from azgo.nets.evaluator import PRECISIONS, EvalConfig, OnnxEvaluator
 from azgo.nets.registry import resolve_net
 
 LEELAZ = "/usr/games/leelaz"
@@ -83,8 +83,9 @@ def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer and shorter trials (< 1 min)")
     ap.add_argument("--net", default=None, help="ONNX network (default: the packaged default network)")
-    ap.add_argument("--precision", default="fp32", choices=("fp32", "int8", "auto"),
-                    help="the evaluator's precision: int8 / auto load the network's int8 copy, as play does")
+    ap.add_argument("--precision", default="fp32", choices=PRECISIONS,
+                    help="the evaluator's precision (EvalConfig.precision): int8 / auto load the network's int8 "
+                         "copy, as play does")
     ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 6, quick 3)")
     ap.add_argument("--playouts-9", type=int, default=None, help="playouts per 9x9 search (default 800, quick 400)")
     ap.add_argument("--playouts-19", type=int, default=None, help="playouts per 19x19 search (default 400, quick 150)")

@@ -577,8 +577,7 @@ class _Parser:
             for key in t:
                 if key in self.BY_SIZE_FIXED:
                     self.fail(f"{label}.{key}", "the same for every board size (set it in [selfplay])")
-            out[n] = self.section({"s": _merged(base, t)}, "s", SelfPlay,
-                                  label=label)
+            out[n] = self.section({"s": _merged(base, t)}, "s", SelfPlay, label=label)
         return out
 
     def table_list(self, v, name: str) -> list:
