@@ -21,6 +21,12 @@ played (the ``azgo: MOVE winrate ..., lead ...`` lines of the ``engines.stderr.l
 ``azgo match`` and ``azgo strength`` write; the real komi's lead, also under dynamic komi), matched to the game by
 its moves. Instant, and the lead is the one the game's own search acted on.
 
+With ``--calibration`` (and ``--from-log``) every decided game of the folders counts, won or lost: azgo's own
+reported winrate at each of its moves is binned by tenths, per colour, against how the game ended (the share of
+those positions in games azgo won; positions, then games in brackets). A calibrated value wins about as often as it
+says. RESULT lines ``won_from_70_black`` / ``won_from_70_white``: of the positions where azgo, as that colour,
+counted its winrate at 70% or more, the share in games it won (``_positions`` beside each: how many).
+
 With ``--deeper 200,800,3200`` (GNU Go needed) each game lost after a lead is asked whether more search would
 have seen the loss coming: GNU Go's ``estimate_score`` every 6 moves from the largest lead on finds the
 collapse (the last position where GNU Go still gives azgo ``--collapse-high`` points or more before its estimate
@@ -31,7 +37,7 @@ searched at each visit count (fresh tree, one thread). RESULT lines
 network, not the search, missed it; a drop as large as the lead says time would have saved those games.
 
 Usage: python3 benchmarks/lost_leads.py FOLDER... [--player azgo] [--lead 15] [--every 10] [--visits 100] [--won]
-       [--referee] [--from-log] [--deeper V1,V2,...] [--quick]
+       [--referee] [--from-log] [--calibration] [--deeper V1,V2,...] [--quick]
 """
 
 from __future__ import annotations
@@ -100,32 +106,53 @@ def decided_games(folders, player: str):
         yield f, rec, colour, (winner == "B") == (colour == BLACK)
 
 
-LOG_LINE = re.compile(r"azgo: (\S+) winrate [\d.]+%, lead ([+-]?\d+(?:\.\d+)?)")
+LOG_LINE = re.compile(r"azgo: (\S+) winrate ([\d.]+)%, lead ([+-]?\d+(?:\.\d+)?)")
 
 
-def logged_leads(folder: str) -> list[tuple[str, float]]:
-    """(move in GTP, azgo's reported lead) of every search line in ``folder``'s engines.stderr.log(.gz), in order."""
+def logged_leads(folder: str) -> list[tuple[str, float, float]]:
+    """(move in GTP, azgo's reported lead in points, its reported winrate in [0, 1]; both from azgo's side) of every
+    search line in ``folder``'s engines.stderr.log(.gz), in order."""
     for name, opener in (("engines.stderr.log", open), ("engines.stderr.log.gz", gzip.open)):
         path = os.path.join(folder, name)
         if os.path.exists(path):
             with opener(path, "rt", errors="replace") as fh:
-                return [(m.group(1), float(m.group(2))) for m in map(LOG_LINE.match, fh) if m]
+                return [(m.group(1), float(m.group(3)), float(m.group(2)) / 100.0) for m in map(LOG_LINE.match, fh) if m]
     return []
 
 
-def logged_curve(rec, colour: int, lines: list[tuple[str, float]], start: int) -> tuple[list[tuple[int, float]], int]:
+def logged_curve(rec, colour: int, lines: list[tuple], start: int, field: int = 1) -> tuple[list[tuple[int, float]], int]:
     """(curve, next start): the game's azgo moves found as one run of ``lines`` at or after ``start`` (a game
-    replayed after a crash leaves an earlier partial run); the curve is (move number before azgo's move, lead).
-    An empty curve and ``start`` unchanged when the game is not in the log."""
+    replayed after a crash leaves an earlier partial run); the curve is (move number before azgo's move, the
+    line's ``field``: 1 the lead, 2 the winrate). An empty curve and ``start`` unchanged when the game is not in
+    the log."""
     ks = [k for k, (c, _) in enumerate(rec.moves) if c == colour]
     want = [move_to_gtp(rec.moves[k][1], rec.size) for k in ks]
     n = len(want)
     if n == 0:
         return [], start
     for j in range(start, len(lines) - n + 1):
-        if lines[j][0] == want[0] and [m for m, _ in lines[j:j + n]] == want:
-            return [(k, lead) for k, (_, lead) in zip(ks, lines[j:j + n])], j + n
+        if lines[j][0] == want[0] and [line[0] for line in lines[j:j + n]] == want:
+            return [(k, line[field]) for k, line in zip(ks, lines[j:j + n])], j + n
     return [], start
+
+
+def calibration(samples: list[tuple[int, float, bool, str]], bins: int = 10) -> dict[int, list[tuple[int, int, int]]]:
+    """Per colour, per winrate bin (tenths; 1.0 falls in the last): (positions, of them in games azgo won, games).
+    ``samples`` holds (azgo's colour, its reported winrate in [0, 1], whether it won that game, game id)."""
+    out: dict[int, list[list]] = {}
+    for colour, wr, won, game in samples:
+        row = out.setdefault(colour, [[0, 0, set()] for _ in range(bins)])
+        b = row[min(int(wr * bins), bins - 1)]
+        b[0] += 1
+        b[1] += bool(won)
+        b[2].add(game)
+    return {c: [(n, w, len(g)) for n, w, g in row] for c, row in out.items()}
+
+
+def won_from(table: list[tuple[int, int, int]], lowest_bin: int) -> tuple[int, float]:
+    """(positions, share of them in won games) of the bins from ``lowest_bin`` up."""
+    n = sum(r[0] for r in table[lowest_bin:])
+    return n, (sum(r[1] for r in table[lowest_bin:]) / n if n else 0.0)
 
 
 def parse_estimate(reply: str) -> float | None:
@@ -200,6 +227,8 @@ def main() -> int:
     ap.add_argument("--referee", action="store_true", help="GNU Go's estimate_score at the largest lead")
     ap.add_argument("--from-log", action="store_true",
                     help="azgo's own leads from the games' engines.stderr.log, nothing searched")
+    ap.add_argument("--calibration", action="store_true",
+                    help="with --from-log: azgo's reported winrate against the games' ends, by colour")
     ap.add_argument("--deeper", default="",
                     help="visit counts, e.g. 200,800,3200: search each lost game's collapse point at each")
     ap.add_argument("--collapse-high", type=float, default=10.0,
@@ -211,6 +240,9 @@ def main() -> int:
         ap.error(f"--deeper: visit counts separated by commas, not {args.deeper!r}")
     if any(v < 1 for v in deeper):
         ap.error("--deeper: visit counts must be >= 1")
+    if args.calibration and not args.from_log:
+        ap.error("--calibration reads azgo's reported winrates: it needs --from-log")
+    samples: list[tuple[int, float, bool, str]] = []
     deep_rows: list[list[float]] = []
     evaluators: dict[int, OnnxEvaluator] = {}
     lost = passed = won = won_hit = agreed = refereed = 0
@@ -230,8 +262,11 @@ def main() -> int:
             d = os.path.dirname(f)
             if d not in logs:
                 logs[d], at[d] = logged_leads(d), 0
-            curve, at[d] = logged_curve(rec, colour, logs[d], at[d])
+            start = at[d]
+            curve, at[d] = logged_curve(rec, colour, logs[d], start)
             missing += not curve
+            if args.calibration and curve:
+                samples += [(colour, wr, won_game, f) for _, wr in logged_curve(rec, colour, logs[d], start, 2)[0]]
         if won_game and not args.won:
             continue
         if args.quick and lost >= 3:
@@ -287,6 +322,17 @@ def main() -> int:
     if args.referee:
         print(f"RESULT referee_agreed {agreed}")
         print(f"RESULT referee_agreed_share {agreed / refereed if refereed else 0:.3f}")
+    if args.calibration:
+        table = calibration(samples)
+        for colour, name in ((BLACK, "black"), (WHITE, "white")):
+            if colour not in table:
+                continue
+            print(f"# azgo as {name}, its winrate -> share of those positions in games it won: " + ", ".join(
+                f"{10 * i}-{10 * i + 10}% {w / n:.2f} ({n}, {g})" for i, (n, w, g) in enumerate(table[colour]) if n))
+        for colour, name in ((BLACK, "black"), (WHITE, "white")):
+            n, share = won_from(table.get(colour, [(0, 0, 0)] * 10), 7)
+            print(f"RESULT won_from_70_{name} {share:.3f}")
+            print(f"RESULT won_from_70_{name}_positions {n}")
     if args.won:
         print(f"RESULT won_games {won}")
         print(f"RESULT won_with_lead_share {won_hit / won if won else 0:.3f}")

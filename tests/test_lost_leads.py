@@ -69,6 +69,21 @@ def test_from_log_matches_each_game_to_its_run_of_logged_moves(tmp_path):
     assert second == [(1, -3.0), (3, -12.0)] and at == 5
     missing, at2 = L.logged_curve(load_sgf(str(tmp_path / "game0000.sgf")), WHITE, lines, at)
     assert missing == [] and at2 == at  # not in the rest of the log
+    winrates, _ = L.logged_curve(load_sgf(str(tmp_path / "game0000.sgf")), WHITE, lines, 0, 2)
+    assert winrates == [(1, 0.55), (3, 0.80)]  # the same run, its reported winrates
+
+
+def test_calibration_bins_reported_winrates_by_colour_against_the_games_ends():
+    samples = [(WHITE, 0.75, False, "g1"), (WHITE, 0.85, False, "g1"), (WHITE, 0.72, True, "g2"),
+               (WHITE, 1.0, True, "g2"), (WHITE, 0.3, False, "g1"), (BLACK, 0.95, True, "g3")]
+    table = L.calibration(samples)
+    assert table[WHITE][7] == (2, 1, 2)     # 70-80%: two positions, one in a won game, from two games
+    assert table[WHITE][8] == (1, 0, 1)
+    assert table[WHITE][9] == (1, 1, 1)     # a winrate of exactly 1 falls in the last bin
+    assert table[WHITE][3] == (1, 0, 1) and table[BLACK][9] == (1, 1, 1)
+    assert L.won_from(table[WHITE], 7) == (4, 0.5)
+    assert L.won_from(table[BLACK], 7) == (1, 1.0)
+    assert L.won_from([(0, 0, 0)] * 10, 7) == (0, 0.0)
 
 
 # ------------------------------------------------------------------ benchmarks/point_flow.py
