@@ -74,6 +74,7 @@ def _variant(tmp_path, old: str, new: str, name="bad.toml") -> Path:
      "selfplay.by_size.7.komi.stdev: must be >= 0"),
     ("[window]\n", "[selfplay.by_size.7]\nfull_visit = 12\n\n[window]\n",
      "selfplay.by_size.7.full_visit: unknown field"),
+    ("max_moves = 40", 'max_moves = 40\nnets = "newest"', "selfplay.nets: best or packaged, got 'newest'"),
 ])
 def test_a_bad_field_fails_naming_the_field(tmp_path, old, new, field):
     bad = _variant(tmp_path, old, new)
@@ -1333,6 +1334,47 @@ def test_a_file_of_by_lines_alone_is_decided_by_its_lines_when_the_gate_fails(tm
     run.log, run._line = logged.append, fake_line
     run.stage_anchors(4)
     assert played == {}
+
+
+def test_selfplay_nets_packaged_plays_each_size_with_its_registry_file(tmp_path):
+    """``selfplay.nets = "packaged"`` (here for 9x9 only, ``[selfplay.by_size.9]``): 9x9 self-play is played by the
+    registry file ``promotion.entries`` gives 9x9, as its lines last decided it (with ``by_lines_alone`` a newer or
+    older generation than the best), 7x7 still by the best generation's network; a registry file not there yet
+    falls back to the best. A size whose games would play a packaged network needs a registry entry."""
+    from azgo.training.recipe_run import RecipeRun
+    text = SMOKE.read_text().replace("bn_sizes = [7]", "bn_sizes = [7, 9]").replace(
+        'entries = { 7 = "smoke7.onnx" }', 'entries = { 7 = "smoke7.onnx", 9 = "smoke9.onnx" }').replace(
+        "[sizes]\n7 = 1.0", "[sizes]\n7 = 0.5\n9 = 0.5").replace(
+        "fair = { 7 = 9.0 }", "fair = { 7 = 9.0, 9 = 7.0 }").replace(
+        "[window]\n", '[selfplay.by_size.9]\nnets = "packaged"\n\n[window]\n', 1)
+    path = tmp_path / "packaged.toml"
+    path.write_text(text.replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
+    r = load_recipe(path)
+    assert r.selfplay_at(9).nets == "packaged" and r.selfplay_at(7).nets == "best"
+    run = RecipeRun(r, str(tmp_path / "run"))
+    logged = []
+    run.log = logged.append
+    for n in (7, 9):
+        Path(run.cand_net(1, n)).parent.mkdir(parents=True, exist_ok=True)
+        Path(run.cand_net(1, n)).write_bytes(f"generation 1's {n}x{n} network".encode())
+    run.state = {"recipe": r.name, "generation": 3, "stage": "selfplay", "ladder": [], "selfplay": [],
+                 "core_hours": 0.0, "generations": {"1": {}},
+                 "best": {"generation": 1, "checkpoint": "", "nets": {"7": run.cand_net(1, 7), "9": run.cand_net(1, 9)}}}
+    net, who = run.selfplay_net(9)  # no registry file yet: the best plays, and the log says why
+    assert net == run.cand_net(1, 9) and who == "generation 1" and "no packaged network" in logged[-1]
+    reg = Path(run.dir, "registry")
+    reg.mkdir(parents=True)
+    (reg / "smoke9.onnx").write_bytes(b"generation 2's 9x9 network, packaged by its lines")
+    net, who = run.selfplay_net(9)
+    assert net == str(reg / "smoke9.onnx") and "selfplay.nets = packaged" in who
+    assert run.selfplay_net(7) == (run.cand_net(1, 7), "generation 1")  # 7x7 keeps the best
+    assert run.best_net(9) == run.cand_net(1, 9)  # the gate, lines and the forked starts' peaks: still the best's
+    # 9x9 plays packaged but has no registry entry: the recipe fails, naming the field
+    bad = tmp_path / "bad.toml"
+    bad.write_text(path.read_text().replace('entries = { 7 = "smoke7.onnx", 9 = "smoke9.onnx" }',
+                                            'entries = { 7 = "smoke7.onnx" }'))
+    with pytest.raises(RecipeError, match=r"selfplay.by_size.9.nets: packaged: 9x9 games need a registry file"):
+        load_recipe(bad)
 
 
 def test_a_size_the_best_generation_has_no_network_of_gets_one_from_its_checkpoint(tmp_path):

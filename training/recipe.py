@@ -163,6 +163,8 @@ class SelfPlay:
     handicap: Handicap = field(default_factory=Handicap)
     opponent: Opponent = field(default_factory=Opponent)
     gumbel_m: int = 0
+    nets: str = "best"  # who plays: "best" (the best generation's network of the size) or "packaged" (the file
+    #                     promotion.entries gives the size, as its lines last decided it)
 
 
 @dataclass(frozen=True)

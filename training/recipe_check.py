@@ -59,6 +59,12 @@ def _check_selfplay(r: Recipe, fail, num) -> None:
     _check_selfplay_games(r, sp, "selfplay", fail, num)
     for n, s in sorted(r.selfplay_by_size.items()):
         _check_selfplay_games(r, s, f"selfplay.by_size.{n}", fail, num)
+    entries = {n for n, _ in r.promotion.files()}
+    for n in sorted(r.sizes):
+        if r.selfplay_at(n).nets == "packaged" and n not in entries:
+            pre = f"selfplay.by_size.{n}" if n in r.selfplay_by_size else "selfplay"
+            fail(f"{pre}.nets", f"packaged: {n}x{n} games need a registry file of that size in promotion.entries "
+                 f"(it has {', '.join(f'{m}x{m}' for m in sorted(entries)) or 'none'})")
 
 
 def _check_selfplay_games(r: Recipe, sp, pre: str, fail, num) -> None:
@@ -70,6 +76,8 @@ def _check_selfplay_games(r: Recipe, sp, pre: str, fail, num) -> None:
     num(f"{pre}.no_resign_fraction", sp.no_resign_fraction, 0, 1)
     num(f"{pre}.max_moves", sp.max_moves, 0)
     num(f"{pre}.gumbel_m", sp.gumbel_m, 0)
+    if sp.nets not in ("best", "packaged"):
+        fail(f"{pre}.nets", f"best or packaged, got {sp.nets!r}")
     num(f"{pre}.openings.fraction", sp.openings.fraction, 0, 1)
     num(f"{pre}.openings.min_moves", sp.openings.min_moves, 1)
     num(f"{pre}.openings.max_moves", sp.openings.max_moves, sp.openings.min_moves)

@@ -16,7 +16,7 @@ from azgo.engine.atomic import atomic_write
 
 from .children import run_child
 from .recipe import RecipeError
-from .recipe_util import relative_paths
+from .recipe_util import relative_paths, sha256
 
 HELD_OUT = 256  # positions drawn beside the calibration set, on which each int8 copy is compared with fp32
 
@@ -122,7 +122,6 @@ class DataMixin:
         from azgo.nets.evaluator import EvalConfig, OnnxEvaluator
 
         from .fork_peaks import lead_peaks, peak_openings
-        from .recipe_util import sha256
         from .selfplay import opening_moves
         op = self.r.selfplay_at(size).openings
         files = [f for f in self.opening_files(size) if opening_moves(f, size, 1)]  # even games only
@@ -169,6 +168,22 @@ class DataMixin:
                 return made
         return nets.get(str(size)) or nets[str(self.r.main_size)]
 
+    def selfplay_net(self, size: int) -> tuple[str, str]:
+        """(network, who it is for the log) that plays ``size``x``size`` self-play: the best generation's
+        (`best_net`), or with ``selfplay.nets = "packaged"`` the registry file that ``promotion.entries`` gives
+        the size (the first of them), as the lines last decided it: with ``promotion.by_lines_alone`` that can be
+        a newer generation than the best, or an older one its lines kept. A registry file not there yet falls
+        back to the best, logged. The forked starts' peaks are read by the best network either way."""
+        best = f"generation {self.state['best']['generation']}"
+        if self.r.selfplay_at(size).nets == "packaged":
+            files = [f for n, f in self.r.promotion.files() if n == size]
+            path = os.path.join(self.path(self.r.promotion.registry), files[0]) if files else ""
+            if path and os.path.exists(path):
+                return path, f"{self.rel(path)} (selfplay.nets = packaged, sha256 {sha256(path)[:12]})"
+            self.log(f"[selfplay] {size}x{size}: no packaged network ({self.rel(path) if path else 'no entry'}): "
+                     f"the best network plays")
+        return self.best_net(size), best
+
     def _best_net_of_size(self, n: int) -> str | None:
         """Export the best generation's checkpoint with batch-norm statistics of ``n``x``n`` positions (its
         own self-play of that size, else the window's sources of it) into its generation folder, quantize it as
@@ -198,22 +213,24 @@ class DataMixin:
         for n, count in sorted(self.r.games_per_size().items()):
             out = os.path.join(self.gen_dir(g), "selfplay", str(n))
             cfg = self.selfplay_config(n)
+            net, who = self.selfplay_net(n)
             have = len(archive_games(out)) if os.path.isdir(out) else 0
-            self.log(f"[gen {g}] selfplay: {have} -> {count} {n}x{n} games with generation "
-                     f"{self.state['best']['generation']} ({cfg.precision}, {self.workers} workers)")
+            self.log(f"[gen {g}] selfplay: {have} -> {count} {n}x{n} games with {who} "
+                     f"({cfg.precision}, {self.workers} workers)")
             t0 = time.time()
             if self.ray:
                 from .ray_selfplay import RaySelfPlay
                 pool = RaySelfPlay(self.ray, cfg, workers=self.workers, device=self.device, log=self.log)
                 try:
-                    pool.play(out, count, net=self.best_net(n), seed=self._seed(g, n), show_progress=self.progress)
+                    pool.play(out, count, net=net, seed=self._seed(g, n), show_progress=self.progress)
                 finally:
                     pool.close()
             else:
-                run_selfplay(out, count, self.workers, cfg, net=self.best_net(n), seed=self._seed(g, n),
+                run_selfplay(out, count, self.workers, cfg, net=net, seed=self._seed(g, n),
                              show_progress=self.progress, device=self.device)
             games = len(archive_games(out))
-            made.append({"generation": g, "size": n, "path": out, "games": games})
+            made.append({"generation": g, "size": n, "path": out, "games": games, "net": self.rel(net),
+                         "net_sha256": sha256(net)})
             self.log(f"[gen {g}] selfplay: {games} {n}x{n} games ({(time.time() - t0) / 60:.1f} min now)")
         self.state["generations"].setdefault(str(g), {})["selfplay"] = made
 

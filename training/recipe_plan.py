@@ -61,7 +61,8 @@ class PlanMixin:
         lines.append("  selfplay: " + ", ".join(f"{c} {n}x{n} games" for n, c in sorted(per.items()))
                      + f" at {sp.full_visits} visits ({sp.full_prob:g} of moves; else {sp.cheap_visits}), {sp.precision}, "
                      + f"{self.workers} workers"
-                     + (f", Gumbel root over {sp.gumbel_m} moves" if sp.gumbel_m else ""))
+                     + (f", Gumbel root over {sp.gumbel_m} moves" if sp.gumbel_m else "")
+                     + (", played by the packaged networks (selfplay.nets)" if sp.nets == "packaged" else ""))
         lines.append("            komi " + ", ".join(f"{n}x{n} {sp.komi.fair[n]:g}" for n in sorted(per))
                      + f" +- {sp.komi.stdev:g} (normal), {sp.komi.wide_fraction:g} of games uniform in "
                      + f"[{sp.komi.range[0]:g}, {sp.komi.range[1]:g}]; {sp.handicap.fraction:g} handicap games of "
