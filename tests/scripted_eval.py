@@ -49,11 +49,12 @@ class ScriptedEvaluator:
 
 
 class FakeClock:
-    """A monotonic clock that the test moves forward (plus, optionally, the real time elapsed)."""
+    """A monotonic clock that the test moves forward (plus, optionally, the CPU time this process has spent since:
+    the search's own work counts, other processes on a loaded machine do not)."""
 
     def __init__(self, real: bool = False):
         import time
-        self._real = time.monotonic if real else None
+        self._real = time.process_time if real else None
         self._start = self._real() if real else 0.0
         self.t = 0.0
 

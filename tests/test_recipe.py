@@ -2,6 +2,7 @@
 continued from a published lineage."""
 
 import glob
+import gzip
 import json
 import os
 import re
@@ -443,6 +444,11 @@ def test_smoke_recipe_two_generations_killed_twice_and_resumed(tmp_path):
     for g in ("1", "2"):  # every finished generation's gate games, promoted or not, and lineage.json points there
         assert lineage["generations"][g]["gate"]["games_folder"] == f"<run>/lineage/games/gen000{g}-gate"
         assert len(list((run / "lineage" / "games" / f"gen000{g}-gate").rglob("*.sgf"))) == 2
+        # with azgo's search lines of the games' engine log (what lost_leads.py --from-log reads), nothing else
+        kept_log = list((run / "lineage" / "games" / f"gen000{g}-gate").rglob("engines.stderr.log.gz"))
+        assert kept_log
+        lines = [line for f in kept_log for line in gzip.decompress(f.read_bytes()).decode().splitlines()]
+        assert lines and all(line.startswith("azgo: ") and " winrate " in line for line in lines)
     # both activation-range rules were tried on held-out positions; the copy closer to fp32 was kept
     q = card["int8"]
     assert [t["percentile"] for t in q["tried"]] == [0, 99.999] and q["measured_on"].endswith("held-out positions")
@@ -1430,3 +1436,30 @@ def test_a_line_can_keep_the_early_stop_its_ladder_was_measured_with(tmp_path):
     plan = subprocess.run(AZGO + ["loop", "--recipe", str(path), "--run-dir", str(tmp_path / "p"), "--plan"],
                           capture_output=True, text=True, timeout=120)
     assert plan.returncode == 0 and ", --early-stop always; passes at" in plan.stdout, plan.stderr
+
+
+def test_kept_search_log_holds_azgo_search_lines_only(tmp_path):
+    """The published copy of a line's engine log keeps azgo's search lines (Pachi's megabytes left out), reads
+    back through lost_leads.py's reader, and is written again only when the run's log changed."""
+    from azgo.training.recipe_publish import keep_search_log
+    src = tmp_path / "run" / "engines.stderr.log"
+    src.parent.mkdir()
+    src.write_text("azgo: network net9.int8.onnx (int8)\n"
+                   "azgo: E4 winrate 58.2%, lead +0.3, 1385 visits (0 reused)\n"
+                   "Pachi: [5000] best 52.1% xkomi 7.0 | seq E5 D4\n"
+                   "azgo: D7 winrate 41.0%, lead -2.5, 982 visits (6 reused)\n")
+    dst = tmp_path / "kept" / "part0" / "engines.stderr.log.gz"
+    assert keep_search_log(src, dst)
+    assert gzip.decompress(dst.read_bytes()).decode().splitlines() == [
+        "azgo: E4 winrate 58.2%, lead +0.3, 1385 visits (0 reused)",
+        "azgo: D7 winrate 41.0%, lead -2.5, 982 visits (6 reused)"]
+    first = dst.read_bytes()
+    assert not keep_search_log(src, dst)  # unchanged log: left as it is
+    os.utime(src, (time.time() + 5, time.time() + 5))
+    assert keep_search_log(src, dst) and dst.read_bytes() == first  # no time in the gzip header: the same bytes
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from lost_leads import logged_leads
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    assert logged_leads(str(dst.parent)) == [("E4", 0.3, pytest.approx(0.582)), ("D7", -2.5, pytest.approx(0.41))]

@@ -180,7 +180,7 @@ def test_a_helper_thread_stops_at_the_budget_while_the_searching_thread_is_held_
 
 def play_game_on_clock(settings: TimeSettings, size=9, moves=120, cost=0.02, lag=1.0, threads=1):
     """Both sides play through ``Player`` (its clock budget, pass rules, resignation off) with
-    ``threads`` search threads; the evaluator's cost moves a simulated clock (plus real time)."""
+    ``threads`` search threads; the evaluator's cost moves a simulated clock (plus the process's CPU time)."""
     clock = FakeClock(real=True)
     ev = ScriptedEvaluator(cost=cost, clock=clock)
     game = Game(size, komi=7.0)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import csv
 import glob
+import gzip
+import io
 import json
 import os
 import re
@@ -15,6 +17,30 @@ from azgo.engine.atomic import atomic_copy, atomic_target, atomic_write
 from .portable import write_portable_checkpoint
 from .recipe import RecipeError
 from .recipe_util import LADDER_FIELDS, LINEAGE_FILE, STAGES, TRAINING_CHECKPOINT, relative_paths, sha256
+
+
+SEARCH_LOG_SOURCE = "engines.stderr.log"
+SEARCH_LOG_KEPT = "engines.stderr.log.gz"
+SEARCH_LINE = re.compile(r"azgo: \S+ winrate ")
+
+
+def keep_search_log(src: Path, dst: Path) -> bool:
+    """Write ``dst`` (gzip) with azgo's search lines (``azgo: MOVE winrate ..., lead ...``) of the engines' stderr
+    log ``src``, the lines `benchmarks/lost_leads.py --from-log` reads; the opponent's lines (Pachi writes
+    megabytes) are left out. Written again only when ``src`` is newer; the gzip header carries no time, so an
+    unchanged log gives the same bytes. True when written."""
+    if dst.exists() and dst.stat().st_mtime >= src.stat().st_mtime:
+        return False
+    with open(src, "rt", encoding="utf-8", errors="replace") as fh:
+        kept = "".join(line for line in fh if SEARCH_LINE.match(line))
+    if not kept and not dst.exists():
+        return False
+    buf = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0) as gz:
+        gz.write(kept.encode("utf-8"))
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(dst, buf.getvalue())
+    return True
 
 
 class PublishMixin:
@@ -359,6 +385,8 @@ class PublishMixin:
             target = dst / f.relative_to(src)
             if not target.exists() or target.stat().st_size != f.stat().st_size:
                 atomic_copy(str(f), str(target))
+        for f in sorted(src.rglob(SEARCH_LOG_SOURCE)):
+            keep_search_log(f, dst / f.parent.relative_to(src) / SEARCH_LOG_KEPT)
         if not dst.is_dir():  # neither here nor kept: said in the record (a card points only to games that exist)
             if src.is_dir():
                 return rec
