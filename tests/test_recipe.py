@@ -1463,3 +1463,53 @@ def test_kept_search_log_holds_azgo_search_lines_only(tmp_path):
     finally:
         sys.path.remove(str(ROOT / "benchmarks"))
     assert logged_leads(str(dst.parent)) == [("E4", 0.3, pytest.approx(0.582)), ("D7", -2.5, pytest.approx(0.41))]
+
+
+def test_promotion_margins_let_a_guard_line_score_a_little_below_its_card(tmp_path):
+    """``[promotion] margins``: a line named there holds its card when it scores at most that many points below
+    the card's record; lower it holds the file back (and says the margin), its out-of-reach bar moves with it,
+    and a margin for a line that does not decide packaging fails the recipe check."""
+    from azgo.training.recipe_run import RecipeRun
+    text = SMOKE.read_text().replace('entries = { 7 = "smoke7.onnx" }', 'entries = { 7 = "smoke7.onnx" }\n'
+                                     'lines = ["gnugo7"]\nmargins = { gnugo7 = 1 }\n\n[[anchors]]\nname = "gnugo7"\n'
+                                     'opponent = "gnugo"\nlevel = 10\ngames = 4\nsize = 7\nkomi = 9.0\nseconds = 1.0\n'
+                                     'same_clock = false')
+    recipe_file = tmp_path / "r.toml"
+    recipe_file.write_text(text.replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
+    run = RecipeRun(load_recipe(recipe_file), str(tmp_path / "run"))
+    for g in (1, 2, 3):
+        Path(run.gen_dir(g), "train").mkdir(parents=True, exist_ok=True)
+        Path(run.cand_net(g, 7)).write_bytes(f"generation {g}'s 7x7 network".encode())
+    reg = tmp_path / "run" / "registry"
+    reg.mkdir()
+    (reg / "smoke7.onnx").write_bytes(b"the packaged network")
+
+    def rec(wins, games=4):
+        return {"line": "gnugo7", "opponent": "gnugo", "size": 7, "komi": 9.0, "handicap": 0, "seconds": 1.0,
+                "visits": None, "threads": 1, "games": games, "wins": wins, "losses": games - wins, "draws": 0,
+                "command": "azgo match -a 'azgo gtp' -b 'gnugo --mode gtp --level 10'", "games_folder": "x"}
+    (reg / "smoke7.json").write_text(json.dumps({"name": "smoke7", "strength": [rec(3)]}))
+    anchor = next(a for a in run.r.anchors if a.name == "gnugo7")
+    assert run.packaging_bar(anchor) == 2.0  # the card's 3 of 4, less the margin of 1
+    gate = {"line": "gate", "opponent": "best", "size": 7, "games": 2, "wins": 2, "losses": 0, "draws": 0,
+            "score": 1.0, "passed": True}
+    run.state = {"recipe": run.r.name, "generation": 2, "stage": "promote", "ladder": [], "selfplay": [],
+                 "core_hours": 0.0, "generations": {"1": {"promoted": True},
+                                                     "2": {"gate": gate, "anchors": {"gnugo7": rec(1)}}},
+                 "best": {"generation": 1, "checkpoint": "", "nets": {"7": run.cand_net(1, 7)}}}
+    run.log = lambda msg: None
+    run.stage_promote(2)  # 1 of 4: two points below the card, one more than the margin
+    info = run.state["generations"]["2"]
+    assert info["packaged"] is False and "less a margin of 1 points (promotion.margins)" in info["packaging"][0]
+    assert (reg / "smoke7.onnx").read_bytes() == b"the packaged network"
+    run.state["generations"]["3"] = {"gate": gate, "anchors": {"gnugo7": rec(2)}}
+    run.stage_promote(3)  # 2 of 4: one point below the card, within the margin
+    assert run.state["generations"]["3"]["packaged"] is True
+    assert (reg / "smoke7.onnx").read_bytes() == b"generation 3's 7x7 network"
+    bad = tmp_path / "bad.toml"
+    bad.write_text(recipe_file.read_text().replace("margins = { gnugo7 = 1 }", "margins = { gnugo9 = 1 }"))
+    with pytest.raises(RecipeError, match="promotion.margins"):
+        load_recipe(bad)
+    bad.write_text(recipe_file.read_text().replace("margins = { gnugo7 = 1 }", "margins = { gnugo7 = 4 }"))
+    with pytest.raises(RecipeError, match="promotion.margins"):
+        load_recipe(bad)

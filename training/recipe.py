@@ -329,13 +329,22 @@ class Promotion:
     the gate: a generation its gate did not promote (the lineage stays on the best network) still replaces such a
     file when the lines that decide it score at least its card (at least one of them compared with a card line on
     the same terms), and those lines are played for it. The gate plays one board size; a network exported for
-    another is then judged by games on its own size."""
+    another is then judged by games on its own size.
+    ``margins``: {name of a line of ``lines``: points (wins + draws / 2) of its games that it may score below the
+    card's line and still hold it}, for a line that guards against a loss rather than one that must climb: the
+    card's record was the best of the lines played so far, and a network as strong scores below it half
+    the time or more. Lines not named have no margin (at least the card's score)."""
 
     entries: dict = field(default_factory=dict)
     registry: str = "nets"
     lines: tuple = ()
     stop_early: bool = True
     by_lines_alone: tuple = ()
+    margins: dict = field(default_factory=dict)
+
+    def margin(self, line: str) -> float:
+        """The points line ``line`` may score below its card line and still hold it (``margins``; 0)."""
+        return float(self.margins.get(line, 0.0))
 
     def files(self) -> list[tuple[int, str]]:
         """(board size of the exported network, registry file) of every entry, by size, then as written."""

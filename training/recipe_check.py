@@ -273,3 +273,9 @@ def _check_promotion(r: Recipe, fail, num) -> None:
                                              f"({sorted(r.promotion.entries)}), got {n!r}")
     if r.promotion.by_lines_alone and not r.promotion.lines:
         fail("promotion.by_lines_alone", "its files are decided by promotion.lines alone: name those lines")
+    for name, pts in r.promotion.margins.items():
+        if name not in r.promotion.lines or name not in anchors:
+            fail("promotion.margins", f"{name!r} is not a line of promotion.lines ({list(r.promotion.lines)})")
+        elif isinstance(pts, bool) or not isinstance(pts, (int, float)) or not 0 <= pts < anchors[name].games:
+            fail("promotion.margins", f"{name!r}: points from 0 to below the line's {anchors[name].games} games, "
+                                      f"got {pts!r}")

@@ -159,7 +159,8 @@ class PlanMixin:
         lines.append("  promote: " + (", ".join(target(n, f) for n, f in p.files())
                                       if p.entries else "best network of the run only (no registry entry)")
                      + ("; each file packaged only if the lines that decide it score at least its card on the same"
-                        " terms" + ("; those lines are played only while they can decide it (not after a failed"
+                        " terms" + ("".join(f" ({x}: less {m:g} points)" for x, m in p.margins.items()))
+                        + ("; those lines are played only while they can decide it (not after a failed"
                                     " gate" + (", but for the files decided with or without it," if p.by_lines_alone
                                                else "") + " or once the lines before them held their files back, and"
                                     " stopped once out of reach)" if p.stop_early else "") if p.lines else ""))

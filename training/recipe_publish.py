@@ -138,7 +138,8 @@ class PublishMixin:
         ``files``)."""
         files = self.deciding_files(m) if files is None else files
         found = dict(self.packaged_lines(m, files))
-        return {f: (line_score(found[f]) * m.games if f in found else None) for f in files}
+        margin = self.r.promotion.margin(m.name)
+        return {f: (line_score(found[f]) * m.games - margin if f in found else None) for f in files}
 
     def packaging_bar(self, m) -> float | None:
         """The points of ``m.games`` that anchor ``m`` must score to hold every card line on its terms of the
@@ -167,14 +168,16 @@ class PublishMixin:
             found = self.packaged_lines(anchors[name], files)
             if not found:
                 self.log(f"[promote] no packaged card has a {name} line on these terms: nothing to hold it back")
+            margin = self.r.promotion.margin(name)
             for fname, best in found:
-                if line_score(mine) < line_score(best) or mine.get("stopped"):
+                if line_score(mine) < line_score(best) - margin / anchors[name].games - 1e-9 or mine.get("stopped"):
                     decision[fname].append(
                         f"{name} {mine['wins']:g}-{mine['losses']:g}-{mine['draws']:g} of {mine['games']} "
                         + (f"(stopped {mine['stopped']}) " if mine.get("stopped") else "")
                         + f"against the packaged {fname}'s {best['wins']:g}-{best['losses']:g}-"
                         f"{best['draws']:g} of {best['games']} on the same terms ({best.get('games_folder', '')})"
-                        f": {fname} stays")
+                        + (f", less a margin of {margin:g} points (promotion.margins)" if margin else "")
+                        + f": {fname} stays")
         return decision
 
     def packaging_without_gate(self, info: dict) -> list[str]:
