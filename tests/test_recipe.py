@@ -953,14 +953,14 @@ def test_promote_by_hand_makes_a_finished_generation_the_best_with_its_reason(tm
     assert again.returncode == 2 and "--promote needs --reason" in again.stderr
 
 
-def test_a_generation_its_gate_promotes_is_packaged_only_if_it_holds_the_packaged_cards_lines(tmp_path):
-    """``[promotion] lines``: a generation that passed its gate becomes the best network (the lineage goes on from
-    it) but replaces the registry file only if each named anchor line scores at least what the packaged network's
-    card records on the same terms; a record on other terms (more games) does not count."""
+def _gnugo7_packaging_run(tmp_path, promotion_extra: str = ""):
+    """(run, registry folder, recipe file): the smoke recipe with a 4-game 7x7 GNU Go line deciding packaging of
+    ``smoke7.onnx`` (``promotion_extra``: more ``[promotion]`` fields), candidates of generations 1-3 on disk."""
     from azgo.training.recipe_run import RecipeRun
     text = SMOKE.read_text().replace('entries = { 7 = "smoke7.onnx" }', 'entries = { 7 = "smoke7.onnx" }\n'
-                                     'lines = ["gnugo7"]\n\n[[anchors]]\nname = "gnugo7"\nopponent = "gnugo"\n'
-                                     'level = 10\ngames = 4\nsize = 7\nkomi = 9.0\nseconds = 1.0\nsame_clock = false')
+                                     'lines = ["gnugo7"]\n' + promotion_extra + '\n[[anchors]]\nname = "gnugo7"\n'
+                                     'opponent = "gnugo"\nlevel = 10\ngames = 4\nsize = 7\nkomi = 9.0\nseconds = 1.0\n'
+                                     'same_clock = false')
     recipe_file = tmp_path / "r.toml"
     recipe_file.write_text(text.replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
     run = RecipeRun(load_recipe(recipe_file), str(tmp_path / "run"))
@@ -970,6 +970,14 @@ def test_a_generation_its_gate_promotes_is_packaged_only_if_it_holds_the_package
     reg = tmp_path / "run" / "registry"
     reg.mkdir()
     (reg / "smoke7.onnx").write_bytes(b"the packaged network")
+    return run, reg, recipe_file
+
+
+def test_a_generation_its_gate_promotes_is_packaged_only_if_it_holds_the_packaged_cards_lines(tmp_path):
+    """``[promotion] lines``: a generation that passed its gate becomes the best network (the lineage goes on from
+    it) but replaces the registry file only if each named anchor line scores at least what the packaged network's
+    card records on the same terms; a record on other terms (more games) does not count."""
+    run, reg, _ = _gnugo7_packaging_run(tmp_path)
 
     def rec(line, opponent, wins, games, **kw):
         return {"line": line, "opponent": opponent, "size": 7, "komi": 9.0, "handicap": 0, "seconds": 1.0,
@@ -1469,20 +1477,7 @@ def test_promotion_margins_let_a_guard_line_score_a_little_below_its_card(tmp_pa
     """``[promotion] margins``: a line named there holds its card when it scores at most that many points below
     the card's record; lower it holds the file back (and says the margin), its out-of-reach bar moves with it,
     and a margin for a line that does not decide packaging fails the recipe check."""
-    from azgo.training.recipe_run import RecipeRun
-    text = SMOKE.read_text().replace('entries = { 7 = "smoke7.onnx" }', 'entries = { 7 = "smoke7.onnx" }\n'
-                                     'lines = ["gnugo7"]\nmargins = { gnugo7 = 1 }\n\n[[anchors]]\nname = "gnugo7"\n'
-                                     'opponent = "gnugo"\nlevel = 10\ngames = 4\nsize = 7\nkomi = 9.0\nseconds = 1.0\n'
-                                     'same_clock = false')
-    recipe_file = tmp_path / "r.toml"
-    recipe_file.write_text(text.replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
-    run = RecipeRun(load_recipe(recipe_file), str(tmp_path / "run"))
-    for g in (1, 2, 3):
-        Path(run.gen_dir(g), "train").mkdir(parents=True, exist_ok=True)
-        Path(run.cand_net(g, 7)).write_bytes(f"generation {g}'s 7x7 network".encode())
-    reg = tmp_path / "run" / "registry"
-    reg.mkdir()
-    (reg / "smoke7.onnx").write_bytes(b"the packaged network")
+    run, reg, recipe_file = _gnugo7_packaging_run(tmp_path, "margins = { gnugo7 = 1 }\n")
 
     def rec(wins, games=4):
         return {"line": "gnugo7", "opponent": "gnugo", "size": 7, "komi": 9.0, "handicap": 0, "seconds": 1.0,
@@ -1507,9 +1502,7 @@ def test_promotion_margins_let_a_guard_line_score_a_little_below_its_card(tmp_pa
     assert run.state["generations"]["3"]["packaged"] is True
     assert (reg / "smoke7.onnx").read_bytes() == b"generation 3's 7x7 network"
     bad = tmp_path / "bad.toml"
-    bad.write_text(recipe_file.read_text().replace("margins = { gnugo7 = 1 }", "margins = { gnugo9 = 1 }"))
-    with pytest.raises(RecipeError, match="promotion.margins"):
-        load_recipe(bad)
-    bad.write_text(recipe_file.read_text().replace("margins = { gnugo7 = 1 }", "margins = { gnugo7 = 4 }"))
-    with pytest.raises(RecipeError, match="promotion.margins"):
-        load_recipe(bad)
+    for margins in ("gnugo9 = 1", "gnugo7 = 4"):  # not a packaging line; as many points as the line has games
+        bad.write_text(recipe_file.read_text().replace("margins = { gnugo7 = 1 }", f"margins = {{ {margins} }}"))
+        with pytest.raises(RecipeError, match="promotion.margins"):
+            load_recipe(bad)
