@@ -131,3 +131,50 @@ def test_collapse_point_is_the_last_big_lead_before_the_referee_turns():
     assert L.collapse_point([(0, 9.0), (6, -20.0)]) is None
     assert L.collapse_point([(0, 9.0), (6, -20.0)], high=5.0) == 0
     assert L.median([3.0, -1.0, 10.0]) == 3.0 and L.median([1.0, 2.0]) == 1.5 and L.median([]) == 0.0
+
+
+# ------------------------------------------------------------------ benchmarks/ko_fights.py
+KO_SPEC = importlib.util.spec_from_file_location(
+    "ko_fights", Path(__file__).resolve().parent.parent / "benchmarks" / "ko_fights.py")
+KO = importlib.util.module_from_spec(KO_SPEC)
+KO_SPEC.loader.exec_module(KO)
+
+# A ko in the top-left corner of a 9x9 board: White takes at b8 (bb), Black makes a threat at g3 (gg), White answers
+# at g2 (gh), Black takes back at c8 (cb).
+KO_MOVES = "B[ba];W[ca];B[ab];W[db];B[cb];W[cc];B[bc];W[bb];B[gg];W[gh];B[cb]"
+
+
+def test_ko_captures_counts_each_sides_takes_from_the_first():
+    from azgo.engine.sgf import parse_sgf
+    rec = parse_sgf(f"(;GM[1]FF[4]SZ[9]KM[7]PB[pachi]PW[azgo]RE[B+R];{KO_MOVES})")
+    assert KO.ko_captures(rec, WHITE) == (7, 1, 1)   # White's take is the 8th move, then Black's retake
+    assert KO.ko_captures(rec, BLACK) == (7, 1, 1)
+    quiet = parse_sgf("(;GM[1]FF[4]SZ[9]KM[7]PB[pachi]PW[azgo]RE[W+R];B[ee];W[cc];B[gg])")
+    assert KO.ko_captures(quiet, WHITE) == (None, 0, 0)
+    # setup stones are on the board before the moves: the same ko with the shape given as AB/AW
+    setup = parse_sgf("(;GM[1]FF[4]SZ[9]KM[0.5]HA[0]PB[pachi]PW[azgo]RE[B+R]AB[ba][ab][cb][bc]AW[ca][db][cc]PL[W]"
+                      ";W[bb];B[gg];W[gh];B[cb])")
+    assert KO.ko_captures(setup, WHITE) == (0, 1, 1)
+
+
+def test_ko_fights_splits_the_line_by_games_with_and_without_a_ko(tmp_path):
+    import subprocess
+    import sys
+    games = [(f"{KO_MOVES}", "B+R"),                       # azgo (White) loses a game with a ko
+             (f"{KO_MOVES}", "W+3"),                       # and wins one
+             ("B[ee];W[cc];B[gg];W[cg]", "W+R"),           # wins two without one
+             ("B[ee];W[cc];B[gg];W[cf]", "W+1"),
+             ("B[ee];W[cc];B[gg];W[ce]", "0")]             # a draw: not counted
+    for i, (moves, result) in enumerate(games):
+        (tmp_path / f"game{i:04d}.sgf").write_text(
+            f"(;GM[1]FF[4]SZ[9]KM[7]PB[Pachi]PW[azgo]RE[{result}];{moves})")
+    out = subprocess.run([sys.executable, str(Path(KO_SPEC.origin)), str(tmp_path), "--player", "azgo", "--fight", "2"],
+                         capture_output=True, text=True, check=True).stdout
+    results = dict(line.split()[1:] for line in out.splitlines() if line.startswith("RESULT"))
+    assert results["games"] == "4"
+    assert float(results["ko_games_share"]) == 0.5
+    assert float(results["won_share_without_ko"]) == 1.0 and float(results["won_share_with_ko"]) == 0.5
+    assert float(results["won_share_ko_fight"]) == 0.5    # both ko games have two captures
+    assert float(results["lost_with_ko_share"]) == 1.0
+    assert float(results["ko_captures_opponent_share"]) == 0.5
+    assert "game0000.sgf: lost" in out and "game0002.sgf" not in out
