@@ -43,30 +43,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from lost_leads import decided_games, logged_curve, logged_leads  # noqa: E402
 
-from azgo.engine.board import Board  # noqa: E402
 from azgo.engine.mcts import SearchConfig  # noqa: E402
 from azgo.engine.search import Limits, Searcher  # noqa: E402
-
-
-def ko_captures(rec, colour: int) -> tuple[int | None, int, int]:
-    """(index of the first move that left a ko point or None, ko captures by ``colour``, by the other side) of
-    ``rec`` (an ``azgo.engine.sgf.GameRecord``), replayed from its setup stones."""
-    board = Board(rec.size)
-    black, white, empty = rec.setup
-    if black or white or empty:
-        board.setup(black, white, empty, to_move=rec.moves[0][0] if rec.moves else None)
-    first = None
-    ours = theirs = 0
-    for k, (c, m) in enumerate(rec.moves):
-        board.play(m, c)
-        if board.ko_move is not None:
-            if first is None:
-                first = k
-            if c == colour:
-                ours += 1
-            else:
-                theirs += 1
-    return first, ours, theirs
+from azgo.training.fork_peaks import ko_captures  # noqa: E402  (numpy only: no torch)
 
 
 def deeper_winrates(rec, k: int, colour: int, evaluator, visits: list[int]) -> list[float]:

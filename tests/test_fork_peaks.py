@@ -161,8 +161,51 @@ def test_a_recipe_puts_its_opponent_on_the_winning_side_of_forked_games(tmp_path
     path.write_text(path.read_text().replace("fork_fraction = 0.5\n", ""))
     assert RecipeRun(load_recipe(path), str(tmp_path / "r2")).selfplay_config(7).opponent_fork_fraction is None
     path.write_text(path.read_text().replace("around_peak = [2, 3]\n", ""))
-    with pytest.raises(RecipeError, match="fork_side: winner needs forked starts around the peaks"):
+    with pytest.raises(RecipeError, match="fork_side: winner needs forked starts around the peaks or kos"):
         load_recipe(path)
     path.write_text(path.read_text().replace('fork_side = "winner"', 'fork_side = "loser"'))
     with pytest.raises(RecipeError, match="fork_side: any or winner"):
         load_recipe(path)
+
+
+# 7x7, a ko in the top-left corner: White takes at B6 with the game's 8th move (7 moves played before it), Black
+# answers elsewhere, White elsewhere, Black takes back at C6; azgo (White) loses.
+KO_GTP = ["B7", "C7", "A6", "D6", "C6", "C5", "B5", "B6", "F2", "F3", "C6", "E2", "E3"]
+
+
+def test_a_recipe_forks_around_the_first_ko_of_lost_games(tmp_path):
+    """``[selfplay.openings] around_ko``: each lost game with a ko forks from ``before`` moves before to ``after``
+    moves after its first ko capture, with the colour that won it; games won, or without a ko, are left out."""
+    from azgo.engine.coords import gtp_to_move
+    from azgo.training.fork_peaks import first_ko, ko_captures
+    from azgo.training.recipe import RecipeError, load_recipe
+    from azgo.training.recipe_run import RecipeRun
+    ko = [gtp_to_move(v, 7) for v in KO_GTP]
+    games = tmp_path / "games"
+    games.mkdir()
+    rec = load_sgf(_game_file(games / "ko_lost.sgf", moves=ko))
+    assert ko_captures(rec, WHITE) == (7, 1, 1) and first_ko(rec) == 7
+    assert first_ko(rec, max_moves=7) is None  # the capture is the 8th move
+    _game_file(games / "ko_won.sgf", moves=ko, result="W+R")
+    assert first_ko(load_sgf(_game_file(games / "quiet_lost.sgf", moves=[24, 8, 16, 40]))) is None  # no capture
+    smoke = (ROOT / "recipes" / "smoke.toml").read_text()
+    section = (f'[selfplay.openings]\nsources = ["{games}"]\nfraction = 0.5\nmin_moves = 1\nmax_moves = 30\n'
+               'lost_by = "azgo"\naround_ko = [2, 1]\n\n[selfplay.opponent]\nengine = "python3 engine.py"\n'
+               'fraction = 0.1\nfork_fraction = 1\nfork_side = "winner"\n\n[selfplay.komi]')
+    path = tmp_path / "ko.toml"
+    path.write_text(smoke.replace("[selfplay.komi]", section).replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
+    recipe = load_recipe(path)
+    assert recipe.selfplay.openings.around_ko == (2, 1)
+    run = RecipeRun(recipe, str(tmp_path / "run"))
+    cfg = run.selfplay_config(7)
+    assert cfg.openings == (tuple(ko[:8]),) and cfg.opening_lows == (5,)  # moves 6-8 of ko_lost.sgf
+    assert cfg.opening_winners == (BLACK,) and cfg.opponent_fork_side == "winner"
+    assert "2 moves before to 1 after the first ko capture" in run.plan()
+    text = path.read_text()
+    for old, bad, message in (
+            ("around_ko = [2, 1]", "around_ko = [2, 1]\naround_peak = [2, 1]", "around_ko: forks around a peak or a ko"),
+            ("around_ko = [2, 1]", "around_ko = [2]", "around_ko: expected \\[before, after\\]"),
+            ('lost_by = "azgo"\n', "", "around_ko: needs lost_by")):
+        path.write_text(text.replace(old, bad))
+        with pytest.raises(RecipeError, match=message):
+            load_recipe(path)

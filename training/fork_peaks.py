@@ -8,6 +8,11 @@ before the misjudgement or after the collapse. With ``around_peak = [before, aft
 lost game between ``before`` moves before and ``after`` moves after the position where the network counted
 the loser furthest ahead, so that self-play reads out the fights it misjudged.
 
+With ``around_ko = [before, after]`` the fork point is instead the first ko capture of each lost game
+(`first_ko`): against Pachi azgo wins 84-97% of the games without a ko and 12-46% of those with one
+(``benchmarks/ko_fights.py``), so self-play (against the engine that won, ``fork_side = "winner"``) plays those
+kos out again from just before they began.
+
 `lead_peak` replays one game and asks the network (no search: one evaluation per position, the loser to move)
 for its score lead from the loser's side (its value where the network has no score head); `lead_peaks` does
 it for many files, with a cache; `peak_openings` turns the peaks into forked starts (sequences and their
@@ -25,7 +30,7 @@ import numpy as np
 from azgo.engine import features
 from azgo.engine import planes as P
 from azgo.engine.atomic import atomic_write
-from azgo.engine.board import BLACK, WHITE
+from azgo.engine.board import BLACK, WHITE, Board
 from azgo.engine.sgf import SgfError, load_sgf
 
 BATCH = 32  # positions per network call
@@ -39,6 +44,38 @@ def loser_colour(rec, player: str) -> int | None:
         return None
     name = rec.white if loser == WHITE else rec.black
     return loser if player.lower() in (name or "").lower() else None
+
+
+def ko_captures(rec, colour: int, max_moves: int | None = None) -> tuple[int | None, int, int]:
+    """(moves played before the first ko capture or None, ko captures by ``colour``, by the other side) in the
+    first ``max_moves`` moves (None: all) of ``rec`` (an `azgo.engine.sgf.GameRecord`), replayed from its setup
+    stones: a ko capture is a move that leaves a simple-ko point the other side may not take back at once. Raises
+    ValueError (`azgo.engine.board.IllegalMove`) on a move the rules forbid."""
+    board = Board(rec.size)
+    black, white, empty = rec.setup
+    if black or white or empty:
+        board.setup(black, white, empty, to_move=rec.moves[0][0] if rec.moves else None)
+    first = None
+    ours = theirs = 0
+    for k, (c, m) in enumerate(rec.moves[:max_moves]):
+        board.play(m, c)
+        if board.ko_move is not None:
+            if first is None:
+                first = k
+            if c == colour:
+                ours += 1
+            else:
+                theirs += 1
+    return first, ours, theirs
+
+
+def first_ko(rec, max_moves: int | None = None) -> int | None:
+    """The number of moves played before the first ko capture of ``rec`` within its first ``max_moves`` moves
+    (None: all), or None (no ko there, or a record that cannot be replayed)."""
+    try:
+        return ko_captures(rec, BLACK, max_moves)[0]
+    except ValueError:
+        return None
 
 
 def lead_peak(rec, colour: int, evaluator, max_moves: int | None = None) -> int | None:

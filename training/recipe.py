@@ -95,7 +95,9 @@ class Openings:
     "azgo": the games lost to an anchor, forked where the misjudgement began). ``around_peak = [before, after]``
     (with ``lost_by``): each lost game forks between ``before`` moves before and ``after`` moves after the
     position, within its first ``max_moves`` moves, where the best network counted the loser furthest ahead
-    (`azgo.training.fork_peaks`), instead of anywhere in ``min_moves..max_moves``."""
+    (`azgo.training.fork_peaks`), instead of anywhere in ``min_moves..max_moves``. ``around_ko = [before,
+    after]`` (with ``lost_by``, not with ``around_peak``): around each lost game's first ko capture within its
+    first ``max_moves`` moves instead (games without one are left out)."""
 
     sources: tuple = ()
     fraction: float = 0.0
@@ -103,6 +105,7 @@ class Openings:
     max_moves: int = 8
     lost_by: str = ""
     around_peak: tuple = ()
+    around_ko: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -81,12 +81,15 @@ def _check_selfplay_games(r: Recipe, sp, pre: str, fail, num) -> None:
     num(f"{pre}.openings.fraction", sp.openings.fraction, 0, 1)
     num(f"{pre}.openings.min_moves", sp.openings.min_moves, 1)
     num(f"{pre}.openings.max_moves", sp.openings.max_moves, sp.openings.min_moves)
-    ap = sp.openings.around_peak
-    if ap:
-        if len(ap) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in ap):
-            fail(f"{pre}.openings.around_peak", f"expected [before, after], two whole numbers >= 0, got {list(ap)}")
-        if not sp.openings.lost_by:
-            fail(f"{pre}.openings.around_peak", "needs lost_by (whose largest lead to fork around)")
+    for name, what in (("around_peak", "whose largest lead to fork around"), ("around_ko", "whose kos to fork at")):
+        ap = getattr(sp.openings, name)
+        if ap:
+            if len(ap) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in ap):
+                fail(f"{pre}.openings.{name}", f"expected [before, after], two whole numbers >= 0, got {list(ap)}")
+            if not sp.openings.lost_by:
+                fail(f"{pre}.openings.{name}", f"needs lost_by ({what})")
+    if sp.openings.around_peak and sp.openings.around_ko:
+        fail(f"{pre}.openings.around_ko", "forks around a peak or a ko, not both (around_peak, around_ko)")
     if sp.openings.fraction > 0 and not sp.openings.sources:
         fail(f"{pre}.openings.sources", "forked starts (fraction > 0) need sources")
     for i, s in enumerate(sp.openings.sources):
@@ -103,9 +106,9 @@ def _check_selfplay_games(r: Recipe, sp, pre: str, fail, num) -> None:
              "or a GTP command line")
     if o.fork_side not in ("any", "winner"):
         fail(f"{pre}.opponent.fork_side", f"any or winner, got {o.fork_side!r}")
-    if o.fork_side == "winner" and not (sp.openings.around_peak and sp.openings.lost_by):
-        fail(f"{pre}.opponent.fork_side", "winner needs forked starts around the peaks of lost games "
-             "([selfplay.openings] around_peak and lost_by)")
+    if o.fork_side == "winner" and not ((sp.openings.around_peak or sp.openings.around_ko) and sp.openings.lost_by):
+        fail(f"{pre}.opponent.fork_side", "winner needs forked starts around the peaks or kos of lost games "
+             "([selfplay.openings] around_peak or around_ko, and lost_by)")
     k = sp.komi
     num(f"{pre}.komi.stdev", k.stdev, 0)
     num(f"{pre}.komi.wide_fraction", k.wide_fraction, 0, 1)

@@ -51,6 +51,8 @@ class DataMixin:
         forks, lows, winners = (), (), ()
         if sp.openings.fraction > 0 and sp.openings.around_peak:
             forks, lows, winners = self.peak_forks(size, net or self.best_net(size))
+        elif sp.openings.fraction > 0 and sp.openings.around_ko:
+            forks, lows, winners = self.ko_forks(size)
         elif sp.openings.fraction > 0:
             files = self.opening_files(size)
             try:
@@ -138,6 +140,29 @@ class DataMixin:
         rows = [(opening_moves(f, size, peaks[f] + after), peaks[f], self._winner(f, op.lost_by))
                 for f in files if f in peaks]
         return peak_openings([row for row in rows if row[0]], before, after, op.min_moves)
+
+    def ko_forks(self, size: int) -> tuple[tuple, tuple, tuple]:
+        """``(openings, lows, winners)`` around the first ko capture of each lost even game of ``size``
+        (``openings.around_ko``, within its first ``max_moves`` moves; games without a ko there are left out;
+        winners as `peak_forks`). No network: the games are replayed."""
+        from azgo.engine.sgf import SgfError, load_sgf
+
+        from .fork_peaks import first_ko, peak_openings
+        from .selfplay import opening_moves
+        op = self.r.selfplay_at(size).openings
+        before, after = op.around_ko
+        rows = []
+        for f in self.opening_files(size):
+            try:
+                at = first_ko(load_sgf(f), op.max_moves)
+            except (SgfError, ValueError, OSError):
+                continue
+            if at is None:
+                continue
+            moves = opening_moves(f, size, at + after)  # even games only: () for handicap or setup stones
+            if moves:
+                rows.append((moves, at, self._winner(f, op.lost_by)))
+        return peak_openings(rows, before, after, op.min_moves)
 
     @staticmethod
     def _winner(path: str, lost_by: str) -> int:

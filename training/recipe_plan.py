@@ -86,7 +86,9 @@ class PlanMixin:
                          f"{', '.join(sp.openings.sources)}"
                          + (f" lost by {sp.openings.lost_by}" if sp.openings.lost_by else "")
                          + (f", forked {sp.openings.around_peak[0]} moves before to {sp.openings.around_peak[1]} after "
-                            f"the loser's largest lead by the best network" if sp.openings.around_peak else ""))
+                            f"the loser's largest lead by the best network" if sp.openings.around_peak else "")
+                         + (f", forked {sp.openings.around_ko[0]} moves before to {sp.openings.around_ko[1]} after "
+                            f"the first ko capture (games without one left out)" if sp.openings.around_ko else ""))
         for n, other in sorted(r.selfplay_by_size.items()):
             lines.append(f"            {n}x{n} games differ ([selfplay.by_size.{n}]): " + ", ".join(
                 f"{k} {v}" for k, v in _differences(sp, other)))
