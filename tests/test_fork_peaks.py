@@ -32,6 +32,19 @@ def _game_file(path: Path, moves=MOVES, black="GNU Go", white="azgo", result="B+
     return str(path)
 
 
+def _fork_recipe(tmp_path: Path, games: Path, forks: str, opponent: str = "", name: str = "forks.toml") -> Path:
+    """The smoke recipe with forked starts from the games lost by azgo in ``games`` (``forks``: the
+    around_peak / around_ko line) and, with ``opponent`` (its fraction lines), a scripted opponent engine."""
+    smoke = (ROOT / "recipes" / "smoke.toml").read_text()
+    section = (f'[selfplay.openings]\nsources = ["{games}"]\nfraction = 0.5\nmin_moves = 1\nmax_moves = 30\n'
+               f'lost_by = "azgo"\n{forks}\n\n'
+               + (f'[selfplay.opponent]\nengine = "python3 engine.py"\n{opponent}\n\n' if opponent else "")
+               + "[selfplay.komi]")
+    path = tmp_path / name
+    path.write_text(smoke.replace("[selfplay.komi]", section).replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
+    return path
+
+
 def test_the_peak_is_where_the_loser_counted_itself_furthest_ahead(tmp_path):
     rec = load_sgf(_game_file(tmp_path / "g.sgf"))
     assert loser_colour(rec, "azgo") == WHITE and loser_colour(rec, "gnu go") is None
@@ -110,11 +123,7 @@ def test_a_recipe_forks_around_the_peaks_of_the_best_network(tmp_path, monkeypat
     _game_file(games / "lost.sgf")
     _game_file(games / "won.sgf", result="W+R")
     _game_file(games / "nine.sgf", moves=[40, 30, 20], size=9)
-    smoke = (ROOT / "recipes" / "smoke.toml").read_text()
-    section = (f'[selfplay.openings]\nsources = ["{games}"]\nfraction = 0.5\nmin_moves = 1\nmax_moves = 30\n'
-               'lost_by = "azgo"\naround_peak = [2, 3]\n\n[selfplay.komi]')
-    path = tmp_path / "peaks.toml"
-    path.write_text(smoke.replace("[selfplay.komi]", section).replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
+    path = _fork_recipe(tmp_path, games, "around_peak = [2, 3]", name="peaks.toml")
     recipe = load_recipe(path)
     assert recipe.selfplay.openings.around_peak == (2, 3)
     run = RecipeRun(recipe, str(tmp_path / "run"))
@@ -147,12 +156,8 @@ def test_a_recipe_puts_its_opponent_on_the_winning_side_of_forked_games(tmp_path
     games = tmp_path / "games"
     games.mkdir()
     _game_file(games / "lost.sgf")  # azgo White lost: Black won
-    smoke = (ROOT / "recipes" / "smoke.toml").read_text()
-    section = (f'[selfplay.openings]\nsources = ["{games}"]\nfraction = 0.5\nmin_moves = 1\nmax_moves = 30\n'
-               'lost_by = "azgo"\naround_peak = [2, 3]\n\n[selfplay.opponent]\nengine = "python3 engine.py"\n'
-               'fraction = 0.1\nfork_fraction = 0.5\nfork_side = "winner"\n\n[selfplay.komi]')
-    path = tmp_path / "winner.toml"
-    path.write_text(smoke.replace("[selfplay.komi]", section).replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
+    path = _fork_recipe(tmp_path, games, "around_peak = [2, 3]",
+                        'fraction = 0.1\nfork_fraction = 0.5\nfork_side = "winner"', name="winner.toml")
     run = RecipeRun(load_recipe(path), str(tmp_path / "run"))
     monkeypatch.setattr(RecipeRun, "best_net", lambda self, size: str(ROOT / "nets" / "default.onnx"))
     cfg = run.selfplay_config(7)
@@ -188,12 +193,8 @@ def test_a_recipe_forks_around_the_first_ko_of_lost_games(tmp_path):
     assert first_ko(rec, max_moves=7) is None  # the capture is the 8th move
     _game_file(games / "ko_won.sgf", moves=ko, result="W+R")
     assert first_ko(load_sgf(_game_file(games / "quiet_lost.sgf", moves=[24, 8, 16, 40]))) is None  # no capture
-    smoke = (ROOT / "recipes" / "smoke.toml").read_text()
-    section = (f'[selfplay.openings]\nsources = ["{games}"]\nfraction = 0.5\nmin_moves = 1\nmax_moves = 30\n'
-               'lost_by = "azgo"\naround_ko = [2, 1]\n\n[selfplay.opponent]\nengine = "python3 engine.py"\n'
-               'fraction = 0.1\nfork_fraction = 1\nfork_side = "winner"\n\n[selfplay.komi]')
-    path = tmp_path / "ko.toml"
-    path.write_text(smoke.replace("[selfplay.komi]", section).replace("[start]", f'root = "{ROOT}"\n\n[start]', 1))
+    path = _fork_recipe(tmp_path, games, "around_ko = [2, 1]",
+                        'fraction = 0.1\nfork_fraction = 1\nfork_side = "winner"', name="ko.toml")
     recipe = load_recipe(path)
     assert recipe.selfplay.openings.around_ko == (2, 1)
     run = RecipeRun(recipe, str(tmp_path / "run"))
