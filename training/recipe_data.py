@@ -154,26 +154,28 @@ class DataMixin:
         rows = []
         for f in self.opening_files(size):
             try:
-                at = first_ko(load_sgf(f), op.max_moves)
+                rec = load_sgf(f)
             except (SgfError, ValueError, OSError):
                 continue
+            at = first_ko(rec, op.max_moves)
             if at is None:
                 continue
             moves = opening_moves(f, size, at + after)  # even games only: () for handicap or setup stones
             if moves:
-                rows.append((moves, at, self._winner(f, op.lost_by)))
+                rows.append((moves, at, self._winner(rec, op.lost_by)))
         return peak_openings(rows, before, after, op.min_moves)
 
     @staticmethod
-    def _winner(path: str, lost_by: str) -> int:
-        """The colour that won the game in ``path`` when ``lost_by`` lost it (0 when not known)."""
+    def _winner(game, lost_by: str) -> int:
+        """The colour that won ``game`` (a path or an already read record) when ``lost_by`` lost it (0 when not
+        known)."""
         from azgo.engine.board import BLACK, WHITE
         from azgo.engine.sgf import load_sgf
 
         from .fork_peaks import loser_colour
         if not lost_by:
             return 0
-        loser = loser_colour(load_sgf(path), lost_by)
+        loser = loser_colour(load_sgf(game) if isinstance(game, str) else game, lost_by)
         return WHITE if loser == BLACK else BLACK if loser == WHITE else 0
 
     def _expand(self, rel: str) -> list[str]:
