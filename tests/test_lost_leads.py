@@ -178,3 +178,40 @@ def test_ko_fights_splits_the_line_by_games_with_and_without_a_ko(tmp_path):
     assert float(results["lost_with_ko_share"]) == 1.0
     assert float(results["ko_captures_opponent_share"]) == 0.5
     assert "game0000.sgf: lost" in out and "game0002.sgf" not in out
+
+
+# ------------------------------------------------------------------ benchmarks/turning_points.py
+TP_SPEC = importlib.util.spec_from_file_location(
+    "turning_points", Path(__file__).resolve().parent.parent / "benchmarks" / "turning_points.py")
+TP = importlib.util.module_from_spec(TP_SPEC)
+TP_SPEC.loader.exec_module(TP)
+
+
+def test_turning_point_is_the_largest_fall_between_two_own_moves():
+    assert TP.turning_point([(1, 0.6), (3, 0.55), (5, 0.2), (7, 0.18)]) == (3, 0.55, 0.2)
+    assert TP.turning_point([(0, 0.3), (2, 0.5), (4, 0.9)]) is None     # it only rose
+    assert TP.turning_point([(0, 0.5)]) is None
+
+
+def test_turning_points_reads_the_log_and_searches_the_turn(tmp_path):
+    import subprocess
+    import sys
+    # azgo is White: its moves C3, G7, C7, G3 logged at 60%, 55%, 20%, 18%: the turn is G7 (move 4), answered by
+    # Black's E3 (move 5). A won game beside it is not counted.
+    (tmp_path / "game0000.sgf").write_text(
+        "(;GM[1]FF[4]SZ[9]KM[7]PB[Pachi]PW[azgo]RE[B+R];B[ee];W[cg];B[ec];W[gc];B[eg];W[cc];B[ce];W[gg])")
+    (tmp_path / "game0001.sgf").write_text(
+        "(;GM[1]FF[4]SZ[9]KM[7]PB[Pachi]PW[azgo]RE[W+R];B[ee];W[cg])")
+    log = ["azgo: C3 winrate 60.0%, lead +1.0", "azgo: G7 winrate 55.0%, lead +0.5",
+           "azgo: C7 winrate 20.0%, lead -6.0", "azgo: G3 winrate 18.0%, lead -7.0",
+           "azgo: C3 winrate 50.0%, lead +0.0"]
+    (tmp_path / "engines.stderr.log").write_text("\n".join(log) + "\n")
+    out = subprocess.run([sys.executable, str(Path(TP_SPEC.origin)), str(tmp_path), "--visits", "8,16"],
+                         capture_output=True, text=True, check=True).stdout
+    results = dict(line.split()[1:] for line in out.splitlines() if line.startswith("RESULT"))
+    assert results["turns"] == "1"
+    assert float(results["turn_drop_median"]) == pytest.approx(0.35)
+    assert "game0000.sgf: move 4 G7 at 55%, answer E3, then 20%" in out and "game0001" not in out
+    assert "8 visits:" in out and "16 visits:" in out
+    prior = float(results["reply_prior_median"])
+    assert 0.0 < prior < 1.0
