@@ -72,17 +72,19 @@ def main() -> int:
     evaluators: dict = {}
     drops, changed, top3, priors = [], [], [], []
     for folder in folders_with_games(a.folders):
+        if a.quick and len(drops) >= 3:
+            break
         lines = logged_leads(folder)
         start = 0
         for path, rec, colour, won in decided_games([folder], a.player):
             curve, start = logged_curve(rec, colour, lines, start, field=2)
             if won or not curve:
                 continue
+            if a.quick and len(drops) >= 3:
+                break
             turn = turning_point(curve)
             if turn is None or turn[0] + 1 >= len(rec.moves):
                 continue
-            if a.quick and len(drops) >= 3:
-                break
             k, w0, w1 = turn
             net = a.net or str(default_net_path(rec.size))
             if net not in evaluators:
