@@ -28,6 +28,7 @@ so a typo never costs an hour of self-play. The sections, each documented field 
   (a fixed threshold or an SPRT), fixed here before any game;
 * ``[[anchors]]`` lines against outside engines (GNU Go, Pachi) under one clock for both engines;
 * ``[promotion]`` which registry entries a promoted network replaces (and where the registry is);
+* ``[stop]`` when the loop stops by itself: generations in a row that moved nothing (``patience``, ``lines``);
 * ``[[from_generation]]`` changes decided ahead: each entry names a ``generation`` and holds sections (or
   parts of them) that replace the recipe's own from that generation on, so that an unattended loop takes a
   change at a generation's start, never in the middle of one (see `Recipe.at_generation`).
@@ -360,6 +361,18 @@ class Promotion:
 
 
 @dataclass(frozen=True)
+class Stop:
+    """When the loop stops by itself (`azgo.training.recipe_stop`): ``patience`` finished generations in a row
+    that replaced no registry file and, on each anchor line named in ``lines``, scored no more points (wins +
+    draws / 2) than every earlier generation's line of that name. 0 (the default): the loop runs until stopped.
+    It stops at a generation's boundary; the same command then stops again at once, until ``patience`` is raised
+    (or a ``[[from_generation]]`` entry changes it)."""
+
+    patience: int = 0
+    lines: tuple = ()
+
+
+@dataclass(frozen=True)
 class Recipe:
     """A whole recipe (see the module docstring); ``path`` and ``root`` are absolute."""
 
@@ -380,6 +393,7 @@ class Recipe:
     gate: Gate = field(default_factory=Gate)
     anchors: tuple = ()
     promotion: Promotion = field(default_factory=Promotion)
+    stop: Stop = field(default_factory=Stop)
     sha256: str = ""
     base: dict = field(default_factory=dict, repr=False, compare=False)  # the TOML without [[from_generation]]
     schedule: tuple = ()  # ((generation, changes), ...) of [[from_generation]], generations ascending
@@ -541,13 +555,14 @@ def _parse(data: dict, path: str, sha256: str, base: dict, schedule: tuple, appl
     anchors = tuple(p.section({"a": a}, "a", Match, label=f"anchors[{i}]")
                     for i, a in enumerate(p.table_list(top.pop("anchors", []), "anchors")))
     promotion = p.section(top, "promotion", Promotion)
+    stop = p.section(top, "stop", Stop)
     if top:
         raise RecipeError(f"{where}: {sorted(top)[0]}: unknown field (see recipes/README.md)")
     recipe = Recipe(version=RECIPE_VERSION, name=name, path=path, root=root, description=description,
                     start=start, lineage=lineage, sizes=sizes, selfplay=selfplay, selfplay_by_size=selfplay_by_size,
                     window=window,
                     training=training, export=export, quantize=quantize, gate=gate, anchors=anchors,
-                    promotion=promotion, sha256=sha256, base=base, schedule=schedule, generation_changes=applied)
+                    promotion=promotion, stop=stop, sha256=sha256, base=base, schedule=schedule, generation_changes=applied)
     from .recipe_check import check_recipe
     check_recipe(recipe, where)
     return recipe

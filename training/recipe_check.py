@@ -20,7 +20,7 @@ def check_recipe(r: Recipe, where: str) -> None:
             fail(name, f"must be {rng}, got {v:g}")
 
     for check in (_check_start, _check_selfplay, _check_window, _check_training, _check_export, _check_matches,
-                  _check_promotion):
+                  _check_promotion, _check_stop):
         check(r, fail, num)
 
 
@@ -282,3 +282,12 @@ def _check_promotion(r: Recipe, fail, num) -> None:
         elif isinstance(pts, bool) or not isinstance(pts, (int, float)) or not 0 <= pts < anchors[name].games:
             fail("promotion.margins", f"{name!r}: points from 0 to below the line's {anchors[name].games} games, "
                                       f"got {pts!r}")
+
+
+def _check_stop(r: Recipe, fail, num) -> None:
+    """When the loop stops by itself: a count of generations, over anchor lines the recipe has."""
+    num("stop.patience", r.stop.patience, 0)
+    anchors = {a.name for a in r.anchors}
+    for name in r.stop.lines:
+        if name not in anchors:
+            fail("stop.lines", f"{name!r} is not an anchor line (anchors: {sorted(anchors)})")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import os
 
+from .recipe_stop import still_generations
 from .recipe_util import STAGES, TRAINING_CHECKPOINT
 
 
@@ -168,6 +169,12 @@ class PlanMixin:
                                     " stopped once out of reach)" if p.stop_early else "") if p.lines else ""))
         lines.append("  publish: " + (f"{r.lineage.dir} (best.pt, lineage.json, ladder)" if r.lineage.dir else "nothing")
                      + (f", self-play shards under {r.lineage.data}/" if r.lineage.data else ""))
+        if r.stop.patience:
+            held = self.state or self.published() or {}
+            still = still_generations(g - 1, held.get("generations") or {}, held.get("ladder") or [], r.stop.lines)
+            lines.append(f"  stop: after {r.stop.patience} generations in a row that replace no registry file"
+                         + (f" and set no new best on {', '.join(r.stop.lines)}" if r.stop.lines else "")
+                         + f" (so far {still} before generation {g})")
         return "\n".join(lines)
 
 

@@ -48,6 +48,7 @@ from .recipe import Recipe, RecipeError, load_recipe
 from .recipe_data import DataMixin
 from .recipe_lines import LinesMixin, sprt_bounds, sprt_llr  # noqa: F401  (re-exported)
 from .recipe_plan import PlanMixin
+from .recipe_stop import stop_reason
 from .recipe_publish import PublishMixin, plot_ladder  # noqa: F401  (re-exported)
 from .recipe_util import LADDER_FIELDS, LINEAGE_FILE, STAGES, TRAINING_CHECKPOINT, relative_paths, sha256  # noqa: F401  (re-exported)
 
@@ -382,6 +383,17 @@ class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
             return None
         return pid if pid != os.getpid() and pid_alive(pid) else None
 
+    def stopped_by_recipe(self, g: int) -> bool:
+        """Whether the recipe's ``[stop]`` (as generation ``g`` runs it) stops the loop before generation ``g``
+        begins its self-play (or goes on with it), logged with the reason (`azgo.training.recipe_stop`)."""
+        why = stop_reason(g - 1, self.r.stop.patience, self.state.get("generations", {}),
+                          self.state.get("ladder", []), self.r.stop.lines)
+        if why:
+            self.log(f"[gen {g}] stopped by the recipe's [stop]: {why}; generation {g} waits at stage "
+                     f"{self.state['stage']}. To go on, raise stop.patience in {os.path.basename(self.r.path)} "
+                     f"(or set it from generation {g} in a [[from_generation]] entry) and run the same command")
+        return bool(why)
+
     def _count_time(self, state: dict, g: int, stage: str, spent: float) -> None:
         """Add ``spent`` seconds of ``stage`` to generation ``g``'s stage seconds and the run's core-hours."""
         info = state["generations"].setdefault(str(g), {})
@@ -396,6 +408,8 @@ class RecipeRun(DataMixin, LinesMixin, PublishMixin, PlanMixin):
             if g != running:  # a generation starts (or resumes, at the loop's start: the file was just read)
                 self.use_generation(g, reread=running is not None)
                 running = g
+                if stage == STAGES[0] and self.stopped_by_recipe(g):
+                    return
             t0 = time.time()
             try:
                 getattr(self, f"stage_{stage}")(g)
