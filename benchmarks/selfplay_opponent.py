@@ -99,7 +99,7 @@ def main(argv=None) -> int:
         cells = " ".join(f"{k[0]} as {k[1].upper()} {v[0]:g}/{v[1]}" for k, v in sorted(t.items()))
         print(f"{folder}: {len(games)} of {len(files)} games against {a.opponent} by {', '.join(nets)}: {cells}; "
               f"from the empty board {pts:g}/{n} = {pts / max(n, 1):.3f}")
-    print(f"# by network, from the empty board (points / games, +- one standard error):")
+    print("# by network, from the empty board (points / games, +- one standard error):")
     for net, games in by_net.items():
         pts, n = empty_board(games)
         p = pts / max(n, 1)
