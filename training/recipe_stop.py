@@ -9,10 +9,12 @@ moved the lineage). Pure functions over the run state's ``generations`` and ``la
 
 from __future__ import annotations
 
+from .recipe_publish import line_score
+
 
 def line_points(row: dict) -> float:
-    """Points of a ladder row: wins + draws / 2 (a row with no games: 0)."""
-    return float(row.get("wins") or 0) + float(row.get("draws") or 0) / 2
+    """Points of a ladder row: wins + draws / 2 (`line_score` times its games)."""
+    return line_score(row) * row["games"]
 
 
 def moved(g: int, generations: dict, ladder: list, lines: tuple) -> bool | None:
